@@ -1,0 +1,32 @@
+"""Exceptions that cross module boundaries, each rendered as one readable line."""
+
+from __future__ import annotations
+
+
+class ClaimcheckError(Exception):
+    """Base class for every error claimcheck reports to a user."""
+
+
+class ClaimError(ClaimcheckError):
+    """A claim file is malformed; carries file, line and the field path.
+
+    ``str(error)`` is the one line shown to the user, e.g.
+    ``claims/bw.yaml:12: check.alpha: expected a number in (0, 1), got 'high'``.
+    """
+
+    def __init__(self, path: str, line: int, field: str, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.message = message
+        where = f"{path}:{line}" if line else path
+        prefix = f"{field}: " if field else ""
+        super().__init__(f"{where}: {prefix}{message}")
+
+
+class ProbeError(ClaimcheckError):
+    """A probe ran but its result cannot be trusted (e.g. outputs were not evaluated)."""
+
+
+class NotApplicable(ClaimcheckError):
+    """The claim cannot be checked here (model missing, backend unsupported); not a failure."""

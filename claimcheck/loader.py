@@ -1,0 +1,358 @@
+"""Turn claim YAML files into validated :class:`~claimcheck.claim.Claim` objects.
+
+Every problem is reported as one :class:`~claimcheck.errors.ClaimError` line
+naming ``file:line`` and the field path, with what was expected and what was
+found (and a did-you-mean for misspelt keys). Nothing in a claim file is ever
+evaluated: values are data, probes are looked up by name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import inspect
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
+from claimcheck.errors import ClaimError
+from claimcheck.probe import RegisteredProbe, UnknownProbeError, get_probe
+from claimcheck.schema import SECTIONS, Field, rule_problem, valid_id
+from claimcheck.yamlsafe import LocatedDocument, load_documents
+
+CLAIM_SUFFIXES = (".yaml", ".yml")
+DRAFT_PROBE = "TODO"
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A drafted claim: readable, never run; lists what a person must still fill in."""
+
+    id: str
+    path: str
+    line: int
+    missing: tuple[str, ...]
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"boolean {value!r}"
+    if isinstance(value, (int, float)):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"text {shown!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+class _Validator:
+    """Checks one located document against :data:`claimcheck.schema.SECTIONS`."""
+
+    def __init__(self, doc: LocatedDocument, path: str) -> None:
+        self.doc = doc
+        self.path = path
+
+    def error(self, field: str, message: str) -> ClaimError:
+        return ClaimError(self.path, self.doc.line_of(field), field, message)
+
+    def section(self, value: Any, section: str, *, draft: bool = False) -> dict[str, Any]:
+        where = section or "claim"
+        if not isinstance(value, dict):
+            raise self.error(section, f"expected a mapping for `{where}`, got {_type_name(value)}")
+        fields = SECTIONS[section]
+        for key in value:
+            if key not in fields:
+                close = difflib.get_close_matches(key, list(fields), n=1)
+                hint = f"; did you mean `{close[0]}`?" if close else f"; known: {', '.join(fields)}"
+                raise self.error(self.join(section, key), f"unknown key `{key}`{hint}")
+        out: dict[str, Any] = {}
+        for name, spec in fields.items():
+            path = self.join(section, name)
+            if name not in value or value[name] is None:
+                if spec.required and not draft:
+                    raise self.error(section, f"missing required field `{path}` ({spec.description})")
+                continue
+            if spec.kind == "section":
+                out[name] = self.section(value[name], path, draft=draft)
+            else:
+                out[name] = self.field(value[name], path, spec)
+        return out
+
+    @staticmethod
+    def join(section: str, name: str) -> str:
+        return f"{section}.{name}" if section else name
+
+    def field(self, value: Any, path: str, spec: Field) -> Any:
+        def wrong(expected: str) -> ClaimError:
+            return self.error(path, f"expected {expected}, got {_type_name(value)}")
+
+        kind = spec.kind
+        if kind == "str":
+            if not isinstance(value, str) or not value.strip():
+                raise wrong("non-empty text")
+        elif kind == "bool":
+            if not isinstance(value, bool):
+                raise wrong("true or false")
+        elif kind == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise wrong("a whole number")
+        elif kind == "number":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise wrong("a number")
+            value = float(value)
+        elif kind == "str-list":
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise wrong("a list of text values")
+            value = tuple(value)
+        elif kind == "map":
+            if not isinstance(value, dict):
+                raise wrong("a mapping")
+        elif kind == "grid":
+            if not isinstance(value, dict):
+                raise wrong("a mapping of param -> list of values")
+            for key, values in value.items():
+                if not isinstance(values, list) or not values:
+                    raise self.error(f"{path}.{key}", f"expected a non-empty list of values, got {_type_name(values)}")
+                for item in values:
+                    if isinstance(item, (dict, list)):
+                        raise self.error(f"{path}.{key}", "grid values must be plain values (text, numbers, booleans)")
+        if spec.choices and value not in spec.choices:
+            close = difflib.get_close_matches(str(value), spec.choices, n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            raise self.error(path, f"expected one of {', '.join(spec.choices)}, got {value!r}{hint}")
+        if spec.pattern and isinstance(value, str) and not valid_id(value):
+            raise self.error(path, f"expected a slug of a-z, 0-9 and '-' (at most 80 characters), got {value!r}")
+        if isinstance(value, float):
+            low, high = spec.minimum, spec.maximum
+            if low is not None and (value <= low if spec.exclusive_bounds else value < low):
+                raise self.error(path, f"expected a number {'>' if spec.exclusive_bounds else '>='} {low:g}, got {value:g}")
+            if high is not None and (value >= high if spec.exclusive_bounds else value > high):
+                raise self.error(path, f"expected a number {'<' if spec.exclusive_bounds else '<='} {high:g}, got {value:g}")
+        if kind == "int" and spec.minimum is not None and value < spec.minimum:
+            raise self.error(path, f"expected a whole number >= {spec.minimum:g}, got {value}")
+        if kind == "int" and spec.maximum is not None and value > spec.maximum:
+            raise self.error(path, f"expected a whole number <= {spec.maximum:g}, got {value}")
+        return value
+
+
+def _content_hash(doc: LocatedDocument) -> str:
+    canonical = json.dumps(doc.value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
+    validator = _Validator(doc, path)
+    raw = doc.value
+    draft = isinstance(raw, dict) and raw.get("draft") is True
+    data = validator.section(raw, "", draft=draft)
+    if draft:
+        return _draft(data, doc, path)
+    check = data["check"]
+    problem = rule_problem(check)
+    if problem:
+        name, message = problem
+        raise validator.error(f"check.{name}", message)
+    budget = data.get("budget", {})
+    if budget.get("min_samples", 1) > budget.get("max_samples", budget.get("min_samples", 1)):
+        raise validator.error("budget.min_samples", "must not exceed `budget.max_samples`")
+    probe = data["probe"]
+    params, grid = probe.get("params", {}), probe.get("grid", {})
+    for key in grid:
+        if key in params:
+            raise validator.error(f"probe.grid.{key}", f"`{key}` is both a fixed param and a grid axis")
+    over = check.get("over")
+    if over is not None:
+        values = params.get(over)
+        if not isinstance(values, list) or len(values) < 2:
+            raise validator.error("check.over", f"`check.over` names `{over}`, which must be a probe param with a list of >= 2 values")
+    scope = data["scope"]
+    return Claim(
+        id=data["id"],
+        title=data["title"],
+        statement=data["statement"],
+        source=Source(**{k: v for k, v in data["source"].items() if k != "line"}),
+        scope=Scope(**scope),
+        probe=ProbeSpec(name=probe["name"], params=dict(params), grid=dict(grid)),
+        check=Check(**check),
+        budget=Budget(**budget),
+        tags=tuple(data.get("tags", ())),
+        depends_on=tuple(data.get("depends_on", ())),
+        notes=data.get("notes"),
+        path=path,
+        line=doc.start_line,
+        content_hash=_content_hash(doc),
+    )
+
+
+def _draft(data: dict[str, Any], doc: LocatedDocument, path: str) -> Draft:
+    missing = []
+    for section, fields in SECTIONS.items():
+        holder = data if not section else data.get(section, {})
+        for name, spec in fields.items():
+            if spec.required and (not isinstance(holder, dict) or name not in holder):
+                missing.append(f"{section}.{name}" if section else name)
+    if data.get("probe", {}).get("name") in (None, DRAFT_PROBE):
+        missing.append("probe.name (still TODO)")
+    if "statement" in data and "TODO" in data["statement"]:
+        missing.append("statement (still a placeholder)")
+    return Draft(id=data.get("id", "?"), path=path, line=doc.start_line, missing=tuple(dict.fromkeys(missing)))
+
+
+def load_claims_text(text: str, path: str = "<text>", *, with_drafts: bool = False) -> list[Any]:
+    """Parse every claim document in ``text``; drafts are returned only if asked for."""
+    out: list[Any] = []
+    for doc in load_documents(text, path):
+        built = _build(doc, path)
+        if isinstance(built, Claim) or with_drafts:
+            out.append(built)
+    return out
+
+
+def iter_claim_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Claim files under ``paths`` (files as given, folders searched recursively), sorted."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.suffix in CLAIM_SUFFIXES and p.is_file())
+        elif path.suffix in CLAIM_SUFFIXES:
+            yield path
+
+
+def read_claim_file(path: Path, *, with_drafts: bool = False) -> list[Any]:
+    """Read and parse one claim file; unreadable bytes become a one-line error."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ClaimError(str(path), 1, "", f"not UTF-8 text ({error.reason} at byte {error.start})") from None
+    except OSError as error:
+        raise ClaimError(str(path), 0, "", f"cannot read: {error.strerror}") from None
+    return load_claims_text(text, str(path), with_drafts=with_drafts)
+
+
+def load_claims(paths: Iterable[str | Path]) -> list[Claim]:
+    """Load every claim under ``paths`` and check ids are unique across them."""
+    claims: list[Claim] = []
+    for path in iter_claim_files(paths):
+        claims.extend(read_claim_file(path))
+    check_unique_ids(claims)
+    return claims
+
+
+def check_unique_ids(claims: Iterable[Claim]) -> None:
+    """Raise at the second occurrence of an id."""
+    seen: dict[str, Claim] = {}
+    for claim in claims:
+        if claim.id in seen:
+            first = seen[claim.id]
+            raise ClaimError(claim.path, claim.line, "id", f"duplicate claim id `{claim.id}` (first defined at {first.path}:{first.line})")
+        seen[claim.id] = claim
+
+
+def check_dependencies(claims: Iterable[Claim]) -> None:
+    """Unknown premises and cycles in ``depends_on`` are collection errors."""
+    by_id = {claim.id: claim for claim in claims}
+    for claim in by_id.values():
+        for premise in claim.depends_on:
+            if premise not in by_id:
+                close = difflib.get_close_matches(premise, list(by_id), n=1)
+                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                raise ClaimError(claim.path, claim.line, "depends_on", f"unknown claim `{premise}`{hint}")
+    state: dict[str, int] = {}
+
+    def visit(claim_id: str, chain: list[str]) -> None:
+        if state.get(claim_id) == 2:
+            return
+        if state.get(claim_id) == 1:
+            cycle = chain[chain.index(claim_id):] + [claim_id]
+            claim = by_id[claim_id]
+            raise ClaimError(claim.path, claim.line, "depends_on", f"dependency cycle: {' -> '.join(cycle)}")
+        state[claim_id] = 1
+        for premise in by_id[claim_id].depends_on:
+            visit(premise, chain + [claim_id])
+        state[claim_id] = 2
+
+    for claim_id in sorted(by_id):
+        visit(claim_id, [])
+
+
+def check_probe(claim: Claim) -> RegisteredProbe:
+    """Resolve the claim's probe and check its params and outputs against it."""
+    try:
+        registered = get_probe(claim.probe.name)
+    except UnknownProbeError as error:
+        raise ClaimError(claim.path, claim.line, "probe.name", str(error)) from None
+    signature = inspect.signature(registered.function)
+    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+    known = [name for name in signature.parameters if name != "ctx"]
+    for name in [*claim.probe.params, *claim.probe.grid]:
+        if not accepts_any and name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else f"; it takes: {', '.join(known) or 'nothing'}"
+            raise ClaimError(claim.path, claim.line, f"probe.params.{name}", f"probe `{registered.name}` has no param `{name}`{hint}")
+    if registered.outputs:
+        check = claim.check
+        for name in [check.output, check.reference, *(check.outputs or ())]:
+            if name is not None and name not in registered.outputs:
+                close = difflib.get_close_matches(name, list(registered.outputs), n=1)
+                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                raise ClaimError(claim.path, claim.line, "check", f"probe `{registered.name}` has no output `{name}`{hint}; it gives: {', '.join(registered.outputs)}")
+    return registered
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def expand_grid(claim: Claim) -> list[tuple[str, dict[str, Any]]]:
+    """One ``(item name, params)`` per grid combination, e.g. ``("size_mib=256", {...})``."""
+    if not claim.probe.grid:
+        return [("", dict(claim.probe.params))]
+    axes = list(claim.probe.grid)
+    items = []
+    for combination in itertools.product(*(claim.probe.grid[axis] for axis in axes)):
+        params = dict(claim.probe.params)
+        params.update(zip(axes, combination))
+        name = ",".join(f"{axis}={_format_value(value)}" for axis, value in zip(axes, combination))
+        items.append((name, params))
+    return items
+
+
+def validate_paths(paths: Iterable[str | Path], *, probes: bool = True) -> tuple[list[str], list[Draft]]:
+    """Lint every claim file under ``paths`` without running anything.
+
+    Returns all error lines (not just the first) and the drafts found.
+    """
+    errors: list[str] = []
+    drafts: list[Draft] = []
+    claims: list[Claim] = []
+    for path in iter_claim_files(paths):
+        try:
+            for built in read_claim_file(path, with_drafts=True):
+                (drafts if isinstance(built, Draft) else claims).append(built)
+        except ClaimError as error:
+            errors.append(str(error))
+    for step in (check_unique_ids, check_dependencies):
+        try:
+            step(claims)
+        except ClaimError as error:
+            errors.append(str(error))
+    if probes:
+        for claim in claims:
+            try:
+                check_probe(claim)
+            except ClaimError as error:
+                errors.append(str(error))
+    return errors, drafts

@@ -1,0 +1,309 @@
+"""The pytest plugin: claim YAML files become test items decided by statistics.
+
+Registered through the ``pytest11`` entry point so that any repository that
+installs claimcheck can run ``pytest claims/`` without copying a conftest.
+Heavy libraries are imported lazily: collecting claims never imports MLX.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from claimcheck import locking
+from claimcheck.claim import Claim
+from claimcheck.errors import ClaimError
+from claimcheck.runner import Outcome, RunOptions, run_claim_item
+from claimcheck.verdict import Verdict
+
+PROPERTY = "claimcheck"
+INCONCLUSIVE = "inconclusive"
+STALE = "stale"
+
+options_key = pytest.StashKey[RunOptions]()
+outcome_key = pytest.StashKey[Outcome]()
+session_key = pytest.StashKey["ClaimSession"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("claimcheck", "claim verification")
+    group.addoption("--claims-alpha", type=float, default=None, help="override every claim's alpha (error rate of each decision)")
+    group.addoption("--claims-seed", type=int, default=0, help="run seed; each item derives a stable seed from it")
+    group.addoption("--claims-strict", action="store_true", help="treat inconclusive and stale verdicts as failures")
+    group.addoption("--claims-budget-scale", type=float, default=1.0, help="multiply every claim's sample and time budget")
+    group.addoption("--claims-fresh", action="store_true", help="ignore cached expensive probe results")
+    group.addoption("--claims-family", choices=("holm", "bh", "none"), default="holm",
+                    help="multiple-comparison control over a run's decided claims (default: holm)")
+    group.addoption("--claims-cascade", choices=("report", "fail"), default="report",
+                    help="stale claims (a premise did not hold): report them, or fail them")
+    group.addoption("--claims-store", default=None, help="evidence store file (default: <rootdir>/reports/claimcheck.sqlite)")
+    group.addoption("--claims-reports", default=None, help="folder for reports (default: <rootdir>/reports)")
+    group.addoption("--claims-no-store", action="store_true", help="do not write the evidence store or reports")
+    group.addoption("--claims-docs", nargs="*", default=None, metavar="PATH", help="after the run, gate these findings docs against the results")
+    group.addoption("--claims-cv-bound", type=float, default=0.10, help="timing claims with a coefficient of variation above this are inconclusive")
+    parser.addini("claims_dirs", "folders (relative to rootdir) whose YAML files are claims", type="args", default=["claims"])
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "portable: claim meant to hold on every backend")
+    config.addinivalue_line("markers", "as_stated: claim scoped to the machine the source doc measured")
+    config.addinivalue_line("markers", "exclusive: timing claim that never runs beside another item")
+    try:
+        from claimcheck.harness.blas import ensure_fast_blas
+
+        ensure_fast_blas()
+    except ImportError:  # pragma: no cover - optional on platforms without the harness
+        pass
+    rootdir = Path(str(config.rootpath))
+    config.stash[options_key] = RunOptions(
+        alpha=config.getoption("--claims-alpha"),
+        seed=config.getoption("--claims-seed"),
+        budget_scale=config.getoption("--claims-budget-scale"),
+        fresh=config.getoption("--claims-fresh"),
+        cv_bound=config.getoption("--claims-cv-bound"),
+        progress=_progress_writer(),
+    )
+    config.stash[session_key] = ClaimSession(config, rootdir)
+    config.pluginmanager.register(config.stash[session_key], "claimcheck-session")
+
+
+def _progress_writer():
+    stream = sys.__stderr__
+    if stream is None or not stream.isatty():
+        return lambda message: None
+
+    def write(message: str) -> None:
+        stream.write(f"\r\033[K  {message}")
+        stream.flush()
+
+    return write
+
+
+def _explicit_args(config: pytest.Config) -> set[Path]:
+    paths = set()
+    for arg in config.args:
+        candidate = Path(arg.split("::")[0])
+        if not candidate.is_absolute():
+            candidate = Path(config.invocation_params.dir) / candidate
+        paths.add(candidate.resolve())
+    return paths
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix not in (".yaml", ".yml"):
+        return None
+    config = parent.config
+    dirs = config.getini("claims_dirs")
+    try:
+        relative = file_path.resolve().relative_to(Path(str(config.rootpath)).resolve())
+    except ValueError:
+        relative = file_path
+    in_claims = any(part in dirs for part in relative.parts[:-1])
+    if not in_claims and file_path.resolve() not in _explicit_args(config):
+        return None
+    return ClaimFile.from_parent(parent, path=file_path)
+
+
+class ClaimSession:
+    """Run-level state that lives in the controller: probes, store, adjustments."""
+
+    def __init__(self, config: pytest.Config, rootdir: Path) -> None:
+        self.config = config
+        self.rootdir = rootdir
+        self._probes_loaded = False
+        self._all_claims: dict[str, Claim] | None = None
+        self.suite_broken = False
+        self.records: dict[str, dict[str, Any]] = {}
+        self.reports: dict[str, pytest.TestReport] = {}
+        self.store = None
+        self.run_id: str | None = None
+        self.lock_path = rootdir / ".claimcheck" / "exclusive.lock"
+
+    def ensure_probes(self) -> None:
+        if self._probes_loaded:
+            return
+        from claimcheck.probe import load_probe_modules
+
+        load_probe_modules(str(self.rootdir))
+        self._probes_loaded = True
+
+    def all_claims(self) -> dict[str, Claim]:
+        """Every claim of the suite (not just those collected), for premises."""
+        if self._all_claims is None:
+            from claimcheck.loader import load_claims
+
+            folders = [self.rootdir / d for d in self.config.getini("claims_dirs") if (self.rootdir / d).is_dir()]
+            try:
+                self._all_claims = {claim.id: claim for claim in load_claims(folders)}
+            except ClaimError:
+                self._all_claims = {}  # the broken file reports its own collection error
+                self.suite_broken = True
+        return self._all_claims
+
+    # -- evidence store (controller only) --------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if _is_worker(self.config) or self.config.getoption("--claims-no-store"):
+            return
+        from claimcheck import evidence
+
+        self.store, self.run_id = evidence.open_run(self.config, self.rootdir)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = record_from_report(report)
+        if record is None:
+            return
+        self.records[report.nodeid] = record
+        self.reports[report.nodeid] = report
+        if self.store is not None:
+            from claimcheck import evidence
+
+            evidence.record(self.store, self.run_id, record)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if _is_worker(self.config):
+            return
+        from claimcheck import suite
+
+        suite.finish_session(self, session)
+
+
+def record_from_report(report: pytest.TestReport) -> dict[str, Any] | None:
+    """The outcome record carried by a report (it survives xdist serialisation)."""
+    if report.when != "call":
+        return None
+    for name, value in report.user_properties:
+        if name == PROPERTY:
+            return json.loads(value)
+    return None
+
+
+class ClaimFile(pytest.File):
+    """A YAML file holding one or more claims."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from claimcheck.loader import check_dependencies, check_probe, expand_grid, read_claim_file
+
+        session: ClaimSession = self.config.stash[session_key]
+        session.ensure_probes()
+        claims = read_claim_file(self.path)
+        known = dict(session.all_claims())
+        known.update({claim.id: claim for claim in claims})
+        try:
+            check_dependencies(known.values())
+        except ClaimError as error:
+            # With another file broken the graph is partial: premises may only look unknown.
+            if error.path == str(self.path) and not session.suite_broken:
+                raise
+        for claim in claims:
+            probe = check_probe(claim)
+            for name, params in expand_grid(claim):
+                item = ClaimItem.from_parent(self, name=f"{claim.id}[{name}]" if name else claim.id,
+                                             claim=claim, params=params, probe=probe)
+                for tag in claim.tags:
+                    marker = tag.replace("-", "_")
+                    self.config.addinivalue_line("markers", f"{marker}: claims tagged {tag}")
+                    item.add_marker(marker)
+                item.add_marker("portable" if claim.scope.kind == "portable" else "as_stated")
+                if claim.budget.exclusive:
+                    item.add_marker("exclusive")
+                yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ClaimError):
+            return str(excinfo.value)
+        if isinstance(excinfo.value, Exception) and type(excinfo.value).__module__.startswith("claimcheck"):
+            return f"{self.path}: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+
+class ClaimRefuted(Exception):
+    """The measurement contradicts the claim."""
+
+
+class ClaimErrored(Exception):
+    """The probe failed; nothing was decided."""
+
+
+class ClaimInconclusive(Exception):
+    """Strict mode: an undecided claim counts as a failure."""
+
+
+class ClaimItem(pytest.Item):
+    """One claim at one grid point."""
+
+    def __init__(self, *, claim: Claim, params: dict[str, Any], probe: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.claim = claim
+        self.params = params
+        self.probe = probe
+
+    def runtest(self) -> None:
+        from claimcheck.machine import fingerprint, machine_class
+
+        config = self.config
+        options = config.stash[options_key]
+        machine = fingerprint()
+        session: ClaimSession = config.stash[session_key]
+        exclusive = self.claim.budget.exclusive
+        with locking.hold(session.lock_path, exclusive=exclusive):
+            outcome = run_claim_item(self.claim, self.name, self.params, self.probe, options=options,
+                                     machine=machine, machine_class=machine_class(machine))
+        self.stash[outcome_key] = outcome
+        for key in ("backend", "device", "cpu", "memory_gib", "os", "python", "mlx", "mlx_lm", "blas"):
+            if key in machine:
+                self.user_properties.append((f"machine.{key}", str(machine[key])))
+        self.user_properties.append(("verdict", outcome.verdict.value))
+        self.user_properties.append((PROPERTY, json.dumps(outcome.to_record(), default=str)))
+        verdict = outcome.verdict
+        if verdict is Verdict.NOT_APPLICABLE:
+            pytest.skip(f"not applicable: {outcome.reason}")
+        if verdict is Verdict.REFUTED:
+            raise ClaimRefuted(outcome)
+        if verdict is Verdict.ERROR:
+            raise ClaimErrored(outcome)
+        if verdict is Verdict.INCONCLUSIVE and config.getoption("--claims-strict"):
+            raise ClaimInconclusive(outcome)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, (ClaimRefuted, ClaimErrored, ClaimInconclusive)):
+            from claimcheck.explain import failure_text
+
+            return failure_text(excinfo.value.args[0])
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, max(self.claim.line - 1, 0), f"claim: {self.name}"
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    if report.when != "call":
+        return None
+    verdict = dict(report.user_properties).get("verdict")
+    override = getattr(report, "claimcheck_category", None)
+    if override:
+        return override
+    if verdict == Verdict.INCONCLUSIVE.value and report.passed:
+        return INCONCLUSIVE, "?", ("INCONCLUSIVE", {"yellow": True})
+    if verdict == Verdict.ERROR.value:
+        return "error", "E", ("ERROR", {"red": True})
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    session: ClaimSession | None = config.stash.get(session_key, None)
+    if session is None or _is_worker(config) or not session.records:
+        return
+    from claimcheck import suite
+
+    suite.terminal_summary(session, terminalreporter)

@@ -1,0 +1,303 @@
+"""Run one claim item: scope check, sequential sampling, decision, outcome.
+
+This is the only place that connects a claim to its probe and to the
+statistics core. It never raises for a probe failure: every path ends in an
+outcome with a verdict and a one-line reason, so one broken probe cannot take
+measured results of other items down with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import fnmatch
+import hashlib
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from claimcheck.claim import Claim
+from claimcheck.errors import NotApplicable, ProbeError
+from claimcheck.probe import ProbeContext, RegisteredProbe
+from claimcheck.verdict import Verdict
+
+Groups = list[tuple[str, list[float]]]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Run-wide settings that come from the command line."""
+
+    alpha: float | None = None  # overrides each claim's alpha when set
+    seed: int = 0
+    budget_scale: float = 1.0
+    fresh: bool = False
+    cache_dir: str | None = None
+    cv_bound: float = 0.10
+    progress: Callable[[str], None] = lambda message: None
+
+
+@dataclass
+class Outcome:
+    """Everything known about one item after it ran; serialises to the outcome record."""
+
+    claim_id: str
+    item_id: str
+    params: dict[str, Any]
+    verdict: Verdict
+    reason: str
+    decision: dict[str, Any] | None = None
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    machine: dict[str, Any] = field(default_factory=dict)
+    machine_class: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    started: str = ""
+    finished: str = ""
+    duration_s: float = 0.0
+    claim: dict[str, Any] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        record = dataclasses.asdict(self)
+        record["verdict"] = self.verdict.value
+        return record
+
+
+def claim_record(claim: Claim) -> dict[str, Any]:
+    """The claim as stated, in the form stored beside its results."""
+    return {
+        "id": claim.id,
+        "title": claim.title,
+        "statement": claim.statement,
+        "source": dataclasses.asdict(claim.source),
+        "scope": dataclasses.asdict(claim.scope),
+        "probe": {"name": claim.probe.name, "params": claim.probe.params, "grid": claim.probe.grid},
+        "check": {k: v for k, v in dataclasses.asdict(claim.check).items() if v is not None},
+        "budget": dataclasses.asdict(claim.budget),
+        "tags": list(claim.tags),
+        "depends_on": list(claim.depends_on),
+        "notes": claim.notes,
+        "path": claim.path,
+        "line": claim.line,
+        "content_hash": claim.content_hash,
+    }
+
+
+def scope_problem(claim: Claim, params: Mapping[str, Any], machine: Mapping[str, Any]) -> str | None:
+    """Why this machine/model is outside the claim's scope, or None when inside."""
+    scope = claim.scope
+    backend = machine.get("backend", "cpu")
+    if scope.backend != "any" and scope.backend != backend:
+        return f"{scope.kind} claim scoped to backend `{scope.backend}`; this machine runs `{backend}`"
+    device = str(machine.get("device", ""))
+    if scope.device and not fnmatch.fnmatch(device.lower(), scope.device.lower()):
+        return f"{scope.kind} claim scoped to device `{scope.device}`; this machine is `{device}`"
+    if scope.model:
+        model = params.get("model")
+        if model is None or not fnmatch.fnmatch(str(model).lower(), scope.model.lower()):
+            return f"{scope.kind} claim scoped to model `{scope.model}`; this item measures `{model or 'no model'}`"
+    if scope.min_memory_gib and float(machine.get("memory_gib", 0) or 0) < scope.min_memory_gib:
+        return f"needs {scope.min_memory_gib:g} GiB of memory; this machine has {machine.get('memory_gib')} GiB"
+    return None
+
+
+def item_seed(run_seed: int, item_id: str) -> int:
+    """A per-item seed that is stable across runs and independent of collection order."""
+    digest = hashlib.sha256(f"{run_seed}:{item_id}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    message = text[0] if text else ""
+    return f"{type(error).__name__}: {message}" if not isinstance(error, (ProbeError, NotApplicable)) else message
+
+
+def _check_numbers(output: str, values: Any) -> list[float]:
+    if isinstance(values, (int, float)) and not isinstance(values, bool):
+        values = [values]
+    if not isinstance(values, (list, tuple)) and not hasattr(values, "tolist"):
+        raise ProbeError(f"output `{output}` is {type(values).__name__}, expected a list of numbers")
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    numbers: list[float] = []
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ProbeError(f"output `{output}` holds {type(value).__name__} {value!r}, expected numbers")
+        if not math.isfinite(value):
+            raise ProbeError(f"output `{output}` holds a non-finite value ({value})")
+        numbers.append(float(value))
+    return numbers
+
+
+class _Sampler:
+    """Collects samples per decision group across sequential looks."""
+
+    def __init__(self, claim: Claim, probe: RegisteredProbe, params: dict[str, Any], ctx: ProbeContext) -> None:
+        self.claim, self.probe, self.params, self.ctx = claim, probe, params, ctx
+        check = claim.check
+        if check.over:
+            self.levels = [(f"{check.over}={value}", {**params, check.over: value}) for value in params[check.over]]
+        else:
+            self.levels = [("", params)]
+        if check.outputs:
+            self.outputs = list(check.outputs)
+        else:
+            self.outputs = [name for name in (check.output, check.reference) if name]
+        self.data: dict[str, dict[str, list[float]]] = {label: {} for label, _ in self.levels}
+
+    def draw(self, n: int, look: int) -> None:
+        for label, params in self.levels:
+            self.ctx.n, self.ctx.look = n, look
+            result = self.probe(self.ctx, **params)
+            if not isinstance(result, Mapping):
+                raise ProbeError(f"probe returned {type(result).__name__}, expected a mapping of output -> samples")
+            for name in self.outputs:
+                if name not in result:
+                    raise ProbeError(f"probe returned no output `{name}` (it gave: {', '.join(map(str, result)) or 'nothing'})")
+            store = self.data[label]
+            for name, values in result.items():
+                store.setdefault(str(name), []).extend(_check_numbers(str(name), values))
+
+    def count(self) -> int:
+        return min((len(self.data[label].get(name, [])) for label, _ in self.levels for name in self.outputs), default=0)
+
+    def groups(self) -> Groups:
+        if self.claim.check.over:
+            name = self.outputs[0]
+            return [(label, self.data[label][name]) for label, _ in self.levels]
+        only = self.data[""]
+        return [(name, only[name]) for name in self.outputs]
+
+    def samples(self) -> dict[str, list[float]]:
+        if not self.claim.check.over:
+            return dict(self.data[""])
+        return {f"{name}@{label}": values for label, outputs in self.data.items() for name, values in outputs.items()}
+
+
+def _deterministic_decision(claim: Claim, groups: Groups, alpha: float) -> Any:
+    """A single computed value against a bound: no noise, so no interval to build."""
+    from claimcheck.stats import Decision
+
+    check = claim.check
+    value = groups[0][1][-1]
+    if check.rule == "exact":
+        ok = abs(value - check.expected) <= check.tolerance
+        reason = (f"computed {value:.6g}; the doc's figure {check.expected:g} ± {check.tolerance:g} "
+                  f"{'agrees' if ok else 'does not follow from its own inputs'}")
+    else:
+        threshold = check.threshold
+        ok = value >= threshold if check.rule == "at_least" else value <= threshold
+        word = ">=" if check.rule == "at_least" else "<="
+        reason = f"computed {value:.6g}, {'' if ok else 'not '}{word} {threshold:g}"
+    return Decision(
+        rule=check.rule, statistic=value, low=value, high=value, confidence_level=1.0, n=1,
+        verdict=Verdict.HOLDS if ok else Verdict.REFUTED, reason=reason,
+        pvalue=0.0 if not ok else 1.0, alpha=alpha, mde=None, details={"deterministic": True},
+    )
+
+
+def _decision_params(claim: Claim) -> dict[str, Any]:
+    check = dataclasses.asdict(claim.check)
+    skip = {"rule", "output", "reference", "outputs", "over", "unit", "alpha"}
+    return {k: v for k, v in check.items() if k not in skip and v is not None}
+
+
+def run_claim_item(
+    claim: Claim,
+    item_id: str,
+    params: dict[str, Any],
+    probe: RegisteredProbe,
+    *,
+    options: RunOptions,
+    machine: Mapping[str, Any],
+    machine_class: str = "",
+) -> Outcome:
+    """Measure and decide one item; always returns an :class:`Outcome`."""
+    started = time.time()
+    outcome = Outcome(
+        claim_id=claim.id, item_id=item_id, params=dict(params), verdict=Verdict.ERROR, reason="",
+        machine=dict(machine), machine_class=machine_class, claim=claim_record(claim),
+        started=_dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+
+    def finish(verdict: Verdict, reason: str) -> Outcome:
+        outcome.verdict, outcome.reason = verdict, reason
+        end = time.time()
+        outcome.finished = _dt.datetime.fromtimestamp(end, _dt.timezone.utc).isoformat(timespec="seconds")
+        outcome.duration_s = round(end - started, 3)
+        return outcome
+
+    problem = scope_problem(claim, params, machine)
+    if problem:
+        return finish(Verdict.NOT_APPLICABLE, problem)
+
+    seed = item_seed(options.seed, item_id)
+    ctx = ProbeContext(seed=seed, rng=random.Random(seed), fresh=options.fresh, cache_dir=options.cache_dir,
+                       progress=options.progress)
+    outcome.artifacts, outcome.info = ctx.artifacts, ctx.info
+    sampler = _Sampler(claim, probe, params, ctx)
+    alpha = options.alpha if options.alpha is not None else claim.check.alpha
+    budget = claim.budget
+    deadline = started + budget.max_seconds * options.budget_scale
+    try:
+        if probe.deterministic or claim.check.rule == "exact":
+            sampler.draw(1, 0)
+            decision = _deterministic_decision(claim, sampler.groups(), alpha)
+            outcome.samples = sampler.samples()
+        else:
+            decision = _sequential(claim, sampler, alpha, options, deadline)
+            outcome.samples = sampler.samples()
+            if decision is None:
+                return finish(Verdict.INCONCLUSIVE, f"time budget of {budget.max_seconds * options.budget_scale:g} s ran out before the first decision")
+    except NotApplicable as error:
+        return finish(Verdict.NOT_APPLICABLE, _one_line(error))
+    except Exception as error:  # noqa: BLE001 - any probe failure is an `error` verdict, never a crash
+        outcome.samples = sampler.samples()
+        return finish(Verdict.ERROR, _one_line(error))
+
+    outcome.decision = decision.to_dict()
+    verdict, reason = decision.verdict, decision.reason
+    if budget.exclusive and not (probe.deterministic or claim.check.rule == "exact"):
+        gate = _noise_reason(sampler.groups(), options.cv_bound)
+        if gate:
+            outcome.decision["noise"] = gate
+            if verdict is not Verdict.INCONCLUSIVE:
+                reason = f"too noisy to decide ({gate}); would have been {verdict.value}: {reason}"
+                verdict = Verdict.INCONCLUSIVE
+    outcome.decision["raw_verdict"] = decision.verdict.value
+    return finish(verdict, reason)
+
+
+def _noise_reason(groups: Groups, cv_bound: float) -> str | None:
+    from claimcheck.stats import noise_gate
+
+    for label, values in groups:
+        reason = noise_gate(values, cv_bound=cv_bound)
+        if reason:
+            return f"{label}: {reason}" if label else reason
+    return None
+
+
+def _sequential(claim: Claim, sampler: _Sampler, alpha: float, options: RunOptions, deadline: float) -> Any:
+    from claimcheck.stats import SequentialPlan, decide
+
+    budget = claim.budget
+    scale = options.budget_scale
+    min_n = max(1, round(budget.min_samples * scale))
+    max_n = max(min_n, round(budget.max_samples * scale))
+    plan = SequentialPlan(alpha, min_n, max_n, budget.looks)
+    decision = None
+    params = _decision_params(claim)
+    for look, target in enumerate(plan.sizes):
+        need = target - sampler.count()
+        if need > 0:
+            sampler.draw(need, look)
+        decision = decide(claim.check.rule, sampler.groups(), alpha=plan.alpha_for(look), **params)
+        decision.details.setdefault("look", look + 1)
+        decision.details.setdefault("looks_planned", len(plan.sizes))
+        if decision.verdict is not Verdict.INCONCLUSIVE or time.time() > deadline:
+            break
+    return decision

@@ -1,0 +1,179 @@
+"""Claim schema v1, declared once: the loader validates against it and the
+published JSON Schema (``claimcheck/schema/claim-v1.json``) is generated from it,
+so editors and the loader can never disagree."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from claimcheck.claim import RULES
+
+SCHEMA_VERSION = 1
+ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,79}$"
+_ID_RE = re.compile(ID_PATTERN)
+
+
+def valid_id(value: str) -> bool:
+    """Claim ids become file names in reports/, so they are strict slugs."""
+    return bool(_ID_RE.match(value))
+
+
+@dataclass(frozen=True)
+class Field:
+    """One YAML field: its type, whether it is required, and what it means."""
+
+    kind: str  # "str" | "int" | "number" | "bool" | "str-list" | "map" | "grid" | "section"
+    description: str
+    required: bool = False
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_bounds: bool = False
+    pattern: str | None = None
+
+
+SECTIONS: dict[str, dict[str, Field]] = {
+    "": {
+        "id": Field("str", "unique slug; used in pytest ids and report file names", True, pattern=ID_PATTERN),
+        "title": Field("str", "one-line title", True),
+        "statement": Field("str", "the claim in this project's own words", True),
+        "source": Field("section", "where the claim was written", True),
+        "scope": Field("section", "where the claim is asserted to hold", True),
+        "probe": Field("section", "which registered probe measures it", True),
+        "check": Field("section", "the decision rule and its numbers", True),
+        "budget": Field("section", "how much measuring it may cost"),
+        "tags": Field("str-list", "labels; each becomes a pytest marker"),
+        "depends_on": Field("str-list", "ids of claims this one takes as premises"),
+        "notes": Field("str", "why the threshold or margin is what it is"),
+        "draft": Field("bool", "a drafted claim that never runs until completed"),
+    },
+    "source": {
+        "doc": Field("str", "source document file name", True),
+        "section": Field("str", "section heading or number", True),
+        "figure": Field("str", "the figure(s) the claim restates, verbatim", True),
+        "line": Field("int", "line in the source document", minimum=1),
+    },
+    "scope": {
+        "kind": Field("str", "as-stated: only where the doc measured; portable: everywhere", True,
+                      choices=("as-stated", "portable")),
+        "backend": Field("str", "MLX backend the claim is about", choices=("metal", "cuda", "cpu", "any")),
+        "device": Field("str", "shell-style pattern matched against the device or chip name"),
+        "model": Field("str", "shell-style pattern matched against the model under test"),
+        "min_memory_gib": Field("number", "machines with less memory cannot run it", minimum=0),
+    },
+    "probe": {
+        "name": Field("str", "registered probe name", True),
+        "params": Field("map", "fixed keyword arguments for the probe"),
+        "grid": Field("grid", "param -> list of values; one pytest item per combination"),
+    },
+    "check": {
+        "rule": Field("str", "decision rule", True, choices=RULES),
+        "output": Field("str", "probe output the rule reads (numerator, arm A)"),
+        "reference": Field("str", "second probe output (denominator, arm B)"),
+        "outputs": Field("str-list", "outputs in claimed order, for `ordering` (first > second > ...)"),
+        "over": Field("str", "list-valued probe param swept inside one item (`monotone`, `ordering`)"),
+        "statistic": Field("str", "summary of each group", choices=("mean", "median")),
+        "threshold": Field("number", "bound for at_least/at_most/ratio/rate rules"),
+        "bound": Field("str", "direction of a ratio bound", choices=("at_least", "at_most")),
+        "margin": Field("number", "equivalence margin (same scale as `scale`)", minimum=0, exclusive_bounds=True),
+        "scale": Field("str", "equivalence scale", choices=("difference", "log-ratio")),
+        "paired": Field("bool", "arms were interleaved; compare pairwise"),
+        "direction": Field("str", "trend direction for `monotone`", choices=("increasing", "decreasing")),
+        "expected": Field("number", "value an `exact` check must reproduce"),
+        "tolerance": Field("number", "absolute tolerance of `exact` (match the printed rounding)", minimum=0),
+        "unit": Field("str", "unit of the figure, for reports"),
+        "alpha": Field("number", "error rate of the decision", minimum=0, maximum=0.5, exclusive_bounds=True),
+    },
+    "budget": {
+        "min_samples": Field("int", "samples before the first decision", minimum=1),
+        "max_samples": Field("int", "samples at most", minimum=1),
+        "max_seconds": Field("number", "wall-clock budget of the item", minimum=0, exclusive_bounds=True),
+        "exclusive": Field("bool", "timing probe: never run beside another item"),
+        "looks": Field("int", "sequential looks at the data", minimum=1, maximum=20),
+    },
+}
+
+# Which check fields each rule needs and which it may use besides.
+RULE_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "at_least": (frozenset({"output", "threshold"}), frozenset({"statistic", "over"})),
+    "at_most": (frozenset({"output", "threshold"}), frozenset({"statistic", "over"})),
+    "equivalent": (frozenset({"output", "reference", "margin"}), frozenset({"scale", "paired", "statistic"})),
+    "ratio": (frozenset({"output", "reference", "bound", "threshold"}), frozenset({"statistic", "paired"})),
+    "ordering": (frozenset(), frozenset({"outputs", "output", "over", "statistic"})),
+    "rate_at_most": (frozenset({"output", "threshold"}), frozenset()),
+    "zero_rate": (frozenset({"output", "threshold"}), frozenset()),
+    "monotone": (frozenset({"output", "over"}), frozenset({"direction", "statistic"})),
+    "exact": (frozenset({"output", "expected", "tolerance"}), frozenset()),
+}
+_ALWAYS = frozenset({"rule", "alpha", "unit"})
+
+
+def rule_problem(check: dict[str, Any]) -> tuple[str, str] | None:
+    """Return ``(field, message)`` when a check's fields do not fit its rule."""
+    rule = check.get("rule")
+    if rule not in RULE_FIELDS:
+        return None
+    needed, optional = RULE_FIELDS[rule]
+    for name in sorted(needed):
+        if check.get(name) is None:
+            return name, f"rule `{rule}` needs `check.{name}`"
+    for name in sorted(check):
+        if name not in needed | optional | _ALWAYS:
+            return name, f"`check.{name}` is not used by rule `{rule}` (it uses: {', '.join(sorted(needed | optional))})"
+    if rule == "ordering":
+        outputs, over = check.get("outputs"), check.get("over")
+        if bool(outputs) == bool(over):
+            return "outputs", "rule `ordering` needs either `check.outputs` (>= 2 outputs) or `check.output` with `check.over`"
+        if outputs is not None and len(outputs) < 2:
+            return "outputs", "rule `ordering` needs at least 2 outputs"
+        if over and not check.get("output"):
+            return "output", "rule `ordering` over a param needs `check.output`"
+    return None
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) equivalent of :data:`SECTIONS`."""
+
+    def field_schema(name: str, spec: Field) -> dict[str, Any]:
+        if spec.kind == "section":
+            return section_schema(name)
+        base: dict[str, Any] = {
+            "str": {"type": "string"},
+            "int": {"type": "integer"},
+            "number": {"type": "number"},
+            "bool": {"type": "boolean"},
+            "str-list": {"type": "array", "items": {"type": "string"}},
+            "map": {"type": "object"},
+            "grid": {"type": "object", "additionalProperties": {"type": "array", "minItems": 1}},
+        }[spec.kind]
+        base["description"] = spec.description
+        if spec.choices:
+            base["enum"] = list(spec.choices)
+        if spec.pattern:
+            base["pattern"] = spec.pattern
+        if spec.minimum is not None:
+            base["exclusiveMinimum" if spec.exclusive_bounds else "minimum"] = spec.minimum
+        if spec.maximum is not None:
+            base["exclusiveMaximum" if spec.exclusive_bounds else "maximum"] = spec.maximum
+        return base
+
+    def section_schema(section: str) -> dict[str, Any]:
+        fields = SECTIONS[section]
+        return {
+            "type": "object",
+            "additionalProperties": False,
+            "required": [name for name, spec in fields.items() if spec.required],
+            "properties": {name: field_schema(name, spec) for name, spec in fields.items()},
+        }
+
+    schema = section_schema("")
+    schema.update(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "https://claimcheck.invalid/schema/claim-v1.json",
+            "title": f"claimcheck claim (schema v{SCHEMA_VERSION})",
+        }
+    )
+    return schema

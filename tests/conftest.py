@@ -1,0 +1,22 @@
+"""Shared test configuration: demo claims and probes are data for pytester runs, not tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+collect_ignore = ["demo"]
+
+DEMO = Path(__file__).parent / "demo"
+
+
+@pytest.fixture
+def demo_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A throwaway project with the demo probes and an empty claims folder."""
+    import shutil
+
+    shutil.copytree(DEMO / "probes", pytester.path / "probes")
+    (pytester.path / "claims").mkdir()
+    pytester.makeini("[pytest]\n")
+    return pytester
