@@ -70,8 +70,8 @@ def close_run(cs: "ClaimSession", session: pytest.Session, changes: list[Any],
     from claimcheck.report import build_reports
 
     out = reports_dir(session.config, cs.rootdir)
-    written = build_reports(store, run_id, out)
-    return [str(path) for path in written][:3]
+    result = build_reports(store, run_id, out)
+    return [str(result.index_md), str(result.index_html)]
 
 
 def latest_verdicts(cs: "ClaimSession", claim_ids: Iterable[str]) -> dict[str, str]:

@@ -150,24 +150,19 @@ class ClaimSession:
         return self._all_claims
 
     # -- evidence store (controller only) --------------------------------------------------
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        if _is_worker(self.config) or self.config.getoption("--claims-no-store"):
-            return
-        from claimcheck import evidence
-
-        self.store, self.run_id = evidence.open_run(self.config, self.rootdir)
-
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_from_report(report)
         if record is None:
             return
         self.records[report.nodeid] = record
         self.reports[report.nodeid] = report
-        if self.store is not None:
-            from claimcheck import evidence
+        if _is_worker(self.config) or self.config.getoption("--claims-no-store"):
+            return
+        from claimcheck import evidence
 
-            evidence.record(self.store, self.run_id, record)
+        if self.store is None:  # opened on the first claim result, so plain test runs leave no store
+            self.store, self.run_id = evidence.open_run(self.config, self.rootdir)
+        evidence.record(self.store, self.run_id, record)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

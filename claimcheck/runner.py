@@ -200,9 +200,12 @@ def _deterministic_decision(claim: Claim, groups: Groups, alpha: float) -> Any:
 
 
 def _decision_params(claim: Claim) -> dict[str, Any]:
+    """The check fields the rule itself reads (not the ones that pick samples)."""
+    from claimcheck.schema import RULE_FIELDS, SELECTORS
+
+    needed, optional = RULE_FIELDS[claim.check.rule]
     check = dataclasses.asdict(claim.check)
-    skip = {"rule", "output", "reference", "outputs", "over", "unit", "alpha"}
-    return {k: v for k, v in check.items() if k not in skip and v is not None}
+    return {k: check[k] for k in (needed | optional) - SELECTORS if check.get(k) is not None}
 
 
 def run_claim_item(

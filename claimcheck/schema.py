@@ -97,16 +97,18 @@ SECTIONS: dict[str, dict[str, Field]] = {
 
 # Which check fields each rule needs and which it may use besides.
 RULE_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "at_least": (frozenset({"output", "threshold"}), frozenset({"statistic", "over"})),
-    "at_most": (frozenset({"output", "threshold"}), frozenset({"statistic", "over"})),
-    "equivalent": (frozenset({"output", "reference", "margin"}), frozenset({"scale", "paired", "statistic"})),
+    "at_least": (frozenset({"output", "threshold"}), frozenset({"statistic"})),
+    "at_most": (frozenset({"output", "threshold"}), frozenset({"statistic"})),
+    "equivalent": (frozenset({"output", "reference", "margin"}), frozenset({"scale", "paired"})),
     "ratio": (frozenset({"output", "reference", "bound", "threshold"}), frozenset({"statistic", "paired"})),
-    "ordering": (frozenset(), frozenset({"outputs", "output", "over", "statistic"})),
+    "ordering": (frozenset(), frozenset({"outputs", "output", "over", "paired"})),
     "rate_at_most": (frozenset({"output", "threshold"}), frozenset()),
     "zero_rate": (frozenset({"output", "threshold"}), frozenset()),
-    "monotone": (frozenset({"output", "over"}), frozenset({"direction", "statistic"})),
+    "monotone": (frozenset({"output", "over"}), frozenset({"direction", "paired"})),
     "exact": (frozenset({"output", "expected", "tolerance"}), frozenset()),
 }
+# Fields that choose which samples a rule sees, as opposed to numbers the rule reads.
+SELECTORS = frozenset({"output", "reference", "outputs", "over"})
 _ALWAYS = frozenset({"rule", "alpha", "unit"})
 
 
