@@ -13,11 +13,12 @@ DEMO = Path(__file__).parent / "demo"
 
 @pytest.fixture(scope="session")
 def mlx_imported() -> None:
-    """Import MLX once in the outer session, before any pytester snapshot.
+    """Import MLX, numpy and scipy once in the outer session, before any pytester snapshot.
 
     pytester drops modules first imported while it is active, and a native
     extension cannot be imported a second time in one process.
     """
+    import claimcheck.stats  # noqa: F401 - numpy and scipy are native extensions too
     from claimcheck.machine import fingerprint
 
     fingerprint()
@@ -32,3 +33,32 @@ def demo_project(mlx_imported: None, pytester: pytest.Pytester) -> pytest.Pytest
     (pytester.path / "claims").mkdir()
     pytester.makeini("[pytest]\n")
     return pytester
+
+
+TABLE = "claimcheck-table"
+
+
+@pytest.fixture
+def report_table(record_property):
+    """Show a table of measured figures (error rates, counts) in the terminal summary.
+
+    Tables travel on the test report, so they are printed even under xdist,
+    where a test's own ``print`` output is not shown.
+    """
+
+    def show(title: str, text: str) -> None:
+        print(f"{title}\n{text}")
+        record_property(TABLE, f"{title}\n{text}")
+
+    return show
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    tables = [value for reports in terminalreporter.stats.values() for report in reports
+              if getattr(report, "when", None) == "call"
+              for name, value in getattr(report, "user_properties", ()) if name == TABLE]
+    if tables:
+        terminalreporter.section("measured figures", sep="-")
+        for table in tables:
+            terminalreporter.write_line(table)
+            terminalreporter.write_line("")
