@@ -93,14 +93,17 @@ def latest_verdicts(cs: "ClaimSession", claim_ids: Iterable[str]) -> dict[str, s
 
 
 def gate_docs(cs: "ClaimSession", paths: list[str]) -> int:
-    """Run the docs gate after the session; print its lines; return the failure count."""
+    """Run the docs gate after the session; print its lines; return the error count."""
     from claimcheck.docs_gate import check_docs
+    from claimcheck.machine import fingerprint, machine_class
 
-    problems = check_docs(paths, store=cs.store)
+    report = check_docs(paths, cs.store, claim_paths=[str(cs.rootdir / "claims")],
+                        machine_class=machine_class(fingerprint()),
+                        reports_dir=str(reports_dir(cs.config, cs.rootdir)))
     terminal = cs.config.pluginmanager.get_plugin("terminalreporter")
-    failures = [p for p in problems if getattr(p, "severity", "error") == "error"]
-    if terminal is not None and problems:
+    if terminal is not None and report.problems:
         terminal.section("claimcheck docs gate", sep="-")
-        for problem in problems:
-            terminal.write_line(str(problem), red=problem in failures)
-    return len(failures)
+        errors = set(map(id, report.errors))
+        for problem in report.problems:
+            terminal.write_line(str(problem), red=id(problem) in errors)
+    return len(report.errors)

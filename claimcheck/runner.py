@@ -13,10 +13,13 @@ import datetime as _dt
 import fnmatch
 import hashlib
 import math
+import contextlib
 import random
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from claimcheck.claim import Claim
 from claimcheck.errors import NotApplicable, ProbeError
@@ -107,6 +110,39 @@ def item_seed(run_seed: int, item_id: str) -> int:
     """A per-item seed that is stable across runs and independent of collection order."""
     digest = hashlib.sha256(f"{run_seed}:{item_id}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
+
+
+class ProbeTimeout(ProbeError):
+    """The probe ran past its item's hard time limit."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt a hung probe after ``seconds`` (main thread on POSIX; elsewhere a no-op).
+
+    The limit is a backstop above the claim's own budget: a probe that keeps
+    returning samples is stopped by the budget between looks, not by this.
+    """
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable or seconds <= 0:
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise ProbeTimeout(f"probe hung: no result within the item's hard limit of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def hard_limit(max_seconds: float) -> float:
+    """The backstop for an item whose budget is ``max_seconds``: 1.5x plus 30 s of slack."""
+    return 1.5 * max_seconds + 30.0
 
 
 def _one_line(error: BaseException) -> str:
@@ -246,15 +282,11 @@ def run_claim_item(
     budget = claim.budget
     deadline = started + budget.max_seconds * options.budget_scale
     try:
-        if probe.deterministic or claim.check.rule == "exact":
-            sampler.draw(1, 0)
-            decision = _deterministic_decision(claim, sampler.groups(), alpha)
-            outcome.samples = sampler.samples()
-        else:
-            decision = _sequential(claim, sampler, alpha, options, deadline)
-            outcome.samples = sampler.samples()
-            if decision is None:
-                return finish(Verdict.INCONCLUSIVE, f"time budget of {budget.max_seconds * options.budget_scale:g} s ran out before the first decision")
+        with time_limit(hard_limit(budget.max_seconds * options.budget_scale)):
+            decision = _measure_and_decide(claim, probe, sampler, alpha, options, deadline)
+        outcome.samples = sampler.samples()
+        if decision is None:
+            return finish(Verdict.INCONCLUSIVE, f"time budget of {budget.max_seconds * options.budget_scale:g} s ran out before the first decision")
     except NotApplicable as error:
         return finish(Verdict.NOT_APPLICABLE, _one_line(error))
     except Exception as error:  # noqa: BLE001 - any probe failure is an `error` verdict, never a crash
@@ -272,6 +304,14 @@ def run_claim_item(
                 verdict = Verdict.INCONCLUSIVE
     outcome.decision["raw_verdict"] = decision.verdict.value
     return finish(verdict, reason)
+
+
+def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: "_Sampler", alpha: float,
+                        options: RunOptions, deadline: float) -> Any:
+    if probe.deterministic or claim.check.rule == "exact":
+        sampler.draw(1, 0)
+        return _deterministic_decision(claim, sampler.groups(), alpha)
+    return _sequential(claim, sampler, alpha, options, deadline)
 
 
 def _noise_reason(groups: Groups, cv_bound: float) -> str | None:

@@ -1,0 +1,341 @@
+"""The docs gate against a real evidence store built in a temp folder.
+
+The measured numbers are made up for the tests; what is checked is the gate's arithmetic on
+them (a ratio of 0.41 with interval [0.38, 0.44] must not pass a doc quoting 74%).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from claimcheck.docs_gate import (
+    Evidence,
+    GitError,
+    check_docs,
+    class_matches,
+    machines_named,
+    main,
+)
+from claimcheck.store import EvidenceStore
+
+CPU = "cpu/Test CPU 9xxx/16-32GiB"
+M1 = "metal/Apple M1 Max/32-64GiB"
+
+CLAIM_YAML = """\
+id: qmv-large-bw
+title: qmv reads large matrices at a large share of raw bandwidth
+statement: The 4-bit GEMV on large matrices reads at a large share of the raw streaming bandwidth.
+source: {doc: decode-roofline-lookagain.md, section: "§1 Measured bandwidth", figure: "74–88% of raw machine bandwidth"}
+scope: {kind: portable, backend: any}
+probe: {name: qmv_share}
+check: {rule: at_least, output: share, threshold: 0.3, unit: ratio}
+---
+id: weights-gb
+title: CPM5 streams 0.694 GB per token
+statement: The weights streamed per decode token add up to 0.694 GB.
+source: {doc: decode-roofline-lookagain.md, section: "§2", figure: "CPM5-1B 0.694 GB"}
+scope: {kind: portable, backend: any}
+probe: {name: weight_bytes}
+check: {rule: exact, output: gb, expected: 0.694, tolerance: 0.0016, unit: GB}
+---
+id: temp-zero-matches
+title: Pure temperature never reproduces the curve sample
+statement: No pure-temperature sample matches the curve-generated text exactly.
+source: {doc: curve-bisector-routing.md, section: "§1", figure: "0 exact matches in 924"}
+scope: {kind: portable, backend: any}
+probe: {name: temp_match}
+check: {rule: zero_rate, output: match_rate, threshold: 0.01, unit: rate}
+---
+id: draft-one
+draft: true
+title: TODO
+statement: TODO restate
+source: {doc: x.md, section: s, figure: "5 ms"}
+scope: {kind: portable}
+probe: {name: TODO}
+check: {rule: at_most}
+"""
+
+
+def outcome(claim_id: str, verdict: str, statistic: float | None = None, low: float | None = None,
+            high: float | None = None, unit: str | None = "ratio", *, item: str | None = None,
+            reason: str = "", params: dict | None = None) -> dict:
+    decision = None
+    if statistic is not None:
+        decision = {"rule": "at_least", "statistic": statistic, "low": low, "high": high, "confidence_level": 0.95,
+                    "unit": unit, "n": 20, "alpha": 0.05}
+    return {"claim_id": claim_id, "item_id": item or claim_id, "params": params or {}, "verdict": verdict,
+            "reason": reason or f"{verdict} (test)", "decision": decision}
+
+
+def make_store(path: Path, runs: list[tuple[str, list[dict]]]) -> Path:
+    with EvidenceStore(path) as store:
+        for number, (machine_class, outcomes) in enumerate(runs):
+            run_id = store.begin_run(machine={"device": machine_class}, machine_class=machine_class,
+                                     run_id=f"run-{number}")
+            for item in outcomes:
+                store.record(run_id, item)
+            store.finish_run(run_id)
+    return path
+
+
+@pytest.fixture
+def claims_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "claims"
+    folder.mkdir()
+    (folder / "bw.yaml").write_text(CLAIM_YAML, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    return make_store(tmp_path / "store.sqlite", [
+        (M1, [outcome("qmv-large-bw", "holds", 0.80, 0.78, 0.82)]),
+        (CPU, [outcome("qmv-large-bw", "holds", 0.41, 0.38, 0.44),
+               outcome("weights-gb", "holds", 0.6936, 0.6936, 0.6936, "GB")]),
+    ])
+
+
+def gate(tmp_path: Path, text: str, store_path: Path | None, claims_dir: Path, **options):
+    doc = tmp_path / "docs" / "finding.md"
+    doc.parent.mkdir(exist_ok=True)
+    doc.write_text(text, encoding="utf-8")
+    store = EvidenceStore(store_path, readonly=True) if store_path else None
+    try:
+        return check_docs([doc], store, claim_paths=[claims_dir], reports_dir=tmp_path / "reports", **options)
+    finally:
+        if store is not None:
+            store.close()
+
+
+def messages(report) -> list[str]:
+    return [str(p) for p in report.problems]
+
+
+def test_default_gating_class_is_the_latest_run(store_path):
+    with EvidenceStore(store_path, readonly=True) as store:
+        assert Evidence(store).gating_class == CPU
+
+
+def test_wrong_quoted_number_fails_with_the_measured_interval(tmp_path, store_path, claims_dir):
+    report = gate(tmp_path, "# F\n\nqmv reaches **74%** of raw bandwidth on large matrices. "
+                            "<!-- claim: qmv-large-bw -->\n", store_path, claims_dir)
+    assert not report.ok
+    (line,) = messages(report)
+    # 0.41 [0.38, 0.44] as a ratio is 41% [38%, 44%] in the figure's unit
+    assert re.match(r"^.*finding\.md:3:15: \"74%\" disagrees with claim `qmv-large-bw`: measured 41% \[38%, 44%\] "
+                    r"\(95% interval\) on cpu/Test CPU 9xxx/16-32GiB", line), line
+
+
+@pytest.mark.parametrize("quote", ["**41%**", "~40%", "0.41x", "38–74%", "at least 30%"])
+def test_agreeing_quotes_pass(tmp_path, store_path, claims_dir, quote):
+    # 41% is the estimate, ~40% is within 10% of it, a range passes when it overlaps the interval,
+    # and 30% is the claim's own threshold (its stated band).
+    report = gate(tmp_path, f"qmv reaches {quote} of raw bandwidth. <!-- claim: qmv-large-bw -->\n", store_path,
+                  claims_dir)
+    assert report.ok, messages(report)
+
+
+def test_gib_quote_is_converted_before_comparing(tmp_path, store_path, claims_dir):
+    # measured 0.6936 GB = 0.646 GiB; a doc may quote either
+    ok = gate(tmp_path, "CPM5 streams 0.646 GiB per token. <!-- claim: weights-gb -->\n", store_path, claims_dir)
+    assert ok.ok, messages(ok)
+    wrong = gate(tmp_path, "CPM5 streams 0.694 GiB per token. <!-- claim: weights-gb -->\n", store_path, claims_dir)
+    assert [p.code for p in wrong.problems] == ["disagrees"]
+
+
+def test_counts_are_compared_as_rates(tmp_path, claims_dir):
+    # 0 of 924 observed: rate 0 with a 95% upper bound of 1 - 0.05**(1/924) = 0.00324
+    store = make_store(tmp_path / "s.sqlite", [(CPU, [outcome("temp-zero-matches", "holds", 0.0, 0.0, 0.00324,
+                                                              "rate")])])
+
+    def run(quote: str):
+        return gate(tmp_path, f"Temperature gives {quote}. <!-- claim: temp-zero-matches -->\n", store, claims_dir)
+
+    assert run("0 exact matches in 924 samples").ok
+    assert run("0 of 924").ok
+    assert run("9 of 924").ok  # 0.97%: inside the claim's own bound of a rate at most 1%
+    wrong = run("20 of 924")  # 2.2%: neither measured nor claimed
+    assert [p.code for p in wrong.problems] == ["disagrees"]
+    assert "measured 0 [0, 0.00324]" in wrong.problems[0].message
+
+
+def test_missing_claim_fails_with_a_suggestion(tmp_path, store_path, claims_dir):
+    report = gate(tmp_path, "Reaches 41%. <!-- claim: qmv-large-bws -->\n", store_path, claims_dir)
+    (line,) = messages(report)
+    assert line.endswith("unknown claim `qmv-large-bws` (did you mean `qmv-large-bw`?)")
+    assert re.match(r"^.*finding\.md:1:14: ", line)
+
+
+def test_broken_claim_file_is_reported_and_the_rest_still_checked(tmp_path, store_path, claims_dir):
+    (claims_dir / "broken.yaml").write_text("id: broken\ntitle: t\n", encoding="utf-8")
+    report = gate(tmp_path, "qmv reaches 41%. <!-- claim: qmv-large-bw -->\n", store_path, claims_dir)
+    (problem,) = report.problems
+    assert problem.code == "claim-file" and problem.path.endswith("broken.yaml")
+    assert "missing required field" in problem.message
+
+
+def test_claims_given_as_dicts(tmp_path, store_path):
+    claim = {"id": "qmv-large-bw", "source": {"figure": "74–88%"}, "check": {"rule": "at_least", "threshold": 0.3,
+                                                                              "unit": "ratio"}}
+    doc = tmp_path / "f.md"
+    doc.write_text("qmv reaches 74%. <!-- claim: qmv-large-bw -->\n", encoding="utf-8")
+    with EvidenceStore(store_path, readonly=True) as store:
+        report = check_docs([doc], store, claims=[claim])
+    assert [p.code for p in report.problems] == ["disagrees"]
+
+
+def test_draft_claim_cannot_be_cited(tmp_path, store_path, claims_dir):
+    report = gate(tmp_path, "Takes 5 ms. <!-- claim: draft-one -->\n", store_path, claims_dir)
+    assert [p.code for p in report.problems] == ["draft"]
+
+
+@pytest.mark.parametrize("verdict", ["refuted", "stale", "inconclusive", "error"])
+def test_failing_verdicts_fail_with_the_suggested_sentence(tmp_path, claims_dir, verdict):
+    store = make_store(tmp_path / "s.sqlite", [(CPU, [outcome("qmv-large-bw", verdict, 0.2, 0.1, 0.25)])])
+    corrections = tmp_path / "reports" / "corrections"
+    corrections.mkdir(parents=True)
+    # the shape `claimcheck report` writes: {"kind": ..., "replacement": "> **date CORRECTION ...** ..."}
+    (corrections / "qmv-large-bw.json").write_text(json.dumps({"kind": "correction",
+                                                               "replacement": "> CORRECTION:\n20%."}))
+    report = gate(tmp_path, "qmv reaches 20%. <!-- claim: qmv-large-bw -->\n", store, claims_dir)
+    (line,) = messages(report)
+    assert f"claim `qmv-large-bw` is {verdict} on {CPU}: {verdict} (test); suggested: > CORRECTION: 20%." in line
+
+
+def test_missing_result_fails_unless_allowed(tmp_path, claims_dir):
+    store = make_store(tmp_path / "s.sqlite", [(CPU, [outcome("weights-gb", "holds", 0.6936, 0.6936, 0.6936, "GB")])])
+    report = gate(tmp_path, "qmv reaches 41%. <!-- claim: qmv-large-bw -->\n", store, claims_dir)
+    assert [p.code for p in report.errors] == ["missing-result"]
+    relaxed = gate(tmp_path, "qmv reaches 41%. <!-- claim: qmv-large-bw -->\n", store, claims_dir, allow_missing=True)
+    assert relaxed.ok and [p.code for p in relaxed.warnings] == ["missing-result"]
+    no_store = gate(tmp_path, "qmv reaches 41%. <!-- claim: qmv-large-bw -->\n", None, claims_dir)
+    assert "no evidence store" in messages(no_store)[0]
+
+
+def test_other_machine_figure_passes_only_when_the_sentence_names_it(tmp_path, store_path, claims_dir):
+    def run(sentence: str):
+        return gate(tmp_path, sentence + " <!-- claim: qmv-large-bw -->\n", store_path, claims_dir)
+
+    # the M1 Max measured 0.80 [0.78, 0.82]; the gating CPU measured 0.41 [0.38, 0.44]
+    assert run("On the M1 Max, qmv reaches 80% of raw bandwidth.").ok
+    unnamed = run("qmv reaches 80% of raw bandwidth.")
+    assert [p.code for p in unnamed.problems] == ["disagrees"] and "name it in the sentence" in unnamed.problems[0].message
+    wrong_on_m1 = run("On the M1 Max, qmv reaches 95% of raw bandwidth.")
+    assert [p.code for p in wrong_on_m1.problems] == ["disagrees"]
+    assert f"measured 80% [78%, 82%] (95% interval) on {M1}" in wrong_on_m1.problems[0].message
+    # no H200 results in the store: accepted as a cited external figure
+    assert run("On an H200, qmv reaches 95% of raw bandwidth.").ok
+
+
+def test_not_applicable_claim_needs_the_machine_named(tmp_path, claims_dir):
+    store = make_store(tmp_path / "s.sqlite", [(CPU, [outcome("qmv-large-bw", "not-applicable")])])
+    unnamed = gate(tmp_path, "qmv reaches 80%. <!-- claim: qmv-large-bw -->\n", store, claims_dir)
+    assert [p.code for p in unnamed.problems] == ["verdict"] and "not applicable" in unnamed.problems[0].message
+    named = gate(tmp_path, "On the M1 Max, qmv reaches 80%. <!-- claim: qmv-large-bw -->\n", store, claims_dir)
+    assert named.ok, messages(named)
+
+
+def test_grid_items_each_count(tmp_path, claims_dir):
+    store = make_store(tmp_path / "s.sqlite", [(CPU, [
+        outcome("qmv-large-bw", "holds", 0.74, 0.73, 0.75, item="qmv-large-bw[size_mib=256]", params={"size_mib": 256}),
+        outcome("qmv-large-bw", "holds", 0.88, 0.87, 0.89, item="qmv-large-bw[size_mib=512]", params={"size_mib": 512}),
+    ])])
+    assert gate(tmp_path, "It reaches 74–88%. <!-- claim: qmv-large-bw -->\n", store, claims_dir).ok
+    assert gate(tmp_path, "It reaches 88%. <!-- claim: qmv-large-bw -->\n", store, claims_dir).ok
+    between = gate(tmp_path, "It reaches 80%. <!-- claim: qmv-large-bw -->\n", store, claims_dir)
+    assert [p.code for p in between.problems] == ["disagrees"]
+    assert "size_mib=256" in between.problems[0].message
+
+
+def test_anchor_placement(tmp_path, store_path, claims_dir):
+    text = (
+        "Other sentence with 99%. qmv reaches 74% of raw bandwidth.\n<!-- claim: qmv-large-bw -->\n\n"
+        "| probe | share |\n|---|---|\n| qmv large | 74% <!-- claim: qmv-large-bw --> |\n\n"
+        "Floating.\n\n<!-- claim: qmv-large-bw -->\n"
+    )
+    report = gate(tmp_path, text, store_path, claims_dir)
+    found = [(p.line, p.code or p.message.split(":")[0]) for p in report.problems]
+    # after the full stop: anchors the sentence before it (99% is another sentence);
+    # in a table: anchors its row; after a blank line: attached to nothing
+    assert found == [(1, "disagrees"), (6, "disagrees"), (10, "claim anchor is not attached to a sentence")]
+
+
+def test_figures_split_between_two_anchors(tmp_path, store_path, claims_dir):
+    text = ("qmv reaches 41% <!-- claim: qmv-large-bw --> and CPM5 streams 0.694 GB <!-- claim: weights-gb --> "
+            "per token.\n")
+    assert gate(tmp_path, text, store_path, claims_dir).ok
+
+
+def test_machine_names():
+    assert machines_named("On the Apple M1 Max and an H200, unlike the CPU or an RTX 4090") == [
+        "Apple M1 Max", "H200", "CPU", "RTX 4090"]
+    assert class_matches(M1, "Apple M1 Max") and not class_matches(M1, "M4 Pro")
+    assert class_matches(CPU, "CPU") and not class_matches(M1, "CPU")
+
+
+# --------------------------------------------------------------------------- changed lines
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    git(root, "init", "-q")
+    (root / "docs" / "a.md").write_text("Old figure 300 GB/s stays.\n", encoding="utf-8")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_unanchored_figure_on_a_changed_line_is_reported(repo, store_path, claims_dir):
+    doc = repo / "docs" / "a.md"
+    doc.write_text("Old figure 300 GB/s stays.\n\nNew: qmv now reaches 280 GB/s on large matrices.\n"
+                   "Anchored: reaches 41%. <!-- claim: qmv-large-bw -->\n", encoding="utf-8")
+    (repo / "docs" / "new.md").write_text("Untracked doc: 5 ms per token.\n", encoding="utf-8")
+
+    def run(**options):
+        with EvidenceStore(store_path, readonly=True) as store:
+            return check_docs([repo / "docs"], store, claim_paths=[claims_dir], changed_since="HEAD", **options)
+
+    report = run()
+    assert report.ok
+    found = [(Path(p.path).name, p.line, p.column, p.severity, p.code) for p in report.problems]
+    # line 1 did not change; line 4 cites a claim; the untracked doc counts as changed
+    assert found == [("a.md", 3, 22, "warning", "unanchored"), ("new.md", 1, 16, "warning", "unanchored")]
+    assert "unanchored figure \"280 GB/s\"" in str(report.problems[0])
+    strict = run(strict=True)
+    assert not strict.ok and {p.severity for p in strict.problems} == {"error"}
+
+
+def test_changed_since_a_bad_ref(repo, claims_dir):
+    with pytest.raises(GitError, match="names no commit"):
+        check_docs([repo / "docs"], None, claim_paths=[claims_dir], changed_since="no-such-branch")
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_command_line(tmp_path, store_path, claims_dir, capsys):
+    doc = tmp_path / "f.md"
+    doc.write_text("qmv reaches 74% of raw bandwidth. <!-- claim: qmv-large-bw -->\n", encoding="utf-8")
+    args = [str(doc), "--store", str(store_path), "--claims", str(claims_dir), "--reports", str(tmp_path)]
+    assert main(args) == 1
+    out, err = capsys.readouterr()
+    assert re.match(rf"^{re.escape(str(doc))}:1:13: \"74%\" disagrees", out)
+    assert "1 claim anchor(s) in 1 doc(s) on cpu/Test CPU 9xxx/16-32GiB: 1 error(s)" in err
+    doc.write_text("qmv reaches 41% of raw bandwidth. <!-- claim: qmv-large-bw -->\n", encoding="utf-8")
+    assert main(args) == 0
+    assert main(args + ["--machine-class", M1]) == 1  # 41% is not what the M1 Max measured
+    assert main([str(doc), "--store", str(tmp_path / "absent.sqlite")]) == 2
+    capsys.readouterr()
