@@ -207,9 +207,9 @@ class _Sampler:
     def groups(self) -> Groups:
         if self.claim.check.over:
             name = self.outputs[0]
-            return [(label, self.data[label][name]) for label, _ in self.levels]
+            return [(label, self.data[label].get(name, [])) for label, _ in self.levels]
         only = self.data[""]
-        return [(name, only[name]) for name in self.outputs]
+        return [(name, only.get(name, [])) for name in self.outputs]
 
     def samples(self) -> dict[str, list[float]]:
         if not self.claim.check.over:
@@ -328,23 +328,23 @@ def _noise_reason(groups: Groups, cv_bound: float) -> str | None:
     return None
 
 
-def _sequential(claim: Claim, sampler: _Sampler, alpha: float, options: RunOptions, deadline: float) -> Any:
-    from claimcheck.stats import SequentialPlan, decide
+def _sequential(claim: Claim, sampler: "_Sampler", alpha: float, options: RunOptions, deadline: float) -> Any:
+    """Draw in looks until the rule decides, the plan ends or the time budget runs out."""
+    from claimcheck.stats import SequentialPlan, run_sequential
 
     budget = claim.budget
     scale = options.budget_scale
     min_n = max(1, round(budget.min_samples * scale))
     max_n = max(min_n, round(budget.max_samples * scale))
     plan = SequentialPlan(alpha, min_n, max_n, budget.looks)
-    decision = None
-    params = _decision_params(claim)
-    for look, target in enumerate(plan.sizes):
-        need = target - sampler.count()
-        if need > 0:
-            sampler.draw(need, look)
-        decision = decide(claim.check.rule, sampler.groups(), alpha=plan.alpha_for(look), **params)
-        decision.details.setdefault("look", look + 1)
-        decision.details.setdefault("looks_planned", len(plan.sizes))
-        if decision.verdict is not Verdict.INCONCLUSIVE or time.time() > deadline:
-            break
-    return decision
+    looks = iter(range(len(plan.sizes)))
+
+    def draw(k: int) -> Groups:
+        look = next(looks)
+        if look > 0 and time.time() > deadline:
+            return []  # budget spent: decide on what was measured
+        before = {label: len(values) for label, values in sampler.groups()}
+        sampler.draw(max(k, 1), look)
+        return [(label, values[before[label]:]) for label, values in sampler.groups()]
+
+    return run_sequential(draw, claim.check.rule, plan, **_decision_params(claim))

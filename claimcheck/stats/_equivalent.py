@@ -1,0 +1,91 @@
+"""``equivalent``: two arms agree within a margin (TOST).
+
+The ``1 - 2 alpha`` interval of the difference (``scale: difference``) or of the log ratio of
+geometric means (``scale: log-ratio``; ``margin: 0.05`` means the ratio lies in [1/1.05, 1.05])
+decides: HOLDS when it lies inside ``+-margin`` (TOST), REFUTED when the data show
+``|difference| > margin`` (size taken at the band's edge, both tails counted). ``paired: true``
+treats the arms as interleaved pairs and uses per-pair differences; otherwise Welch.
+
+A HOLDS must also come from a run that could have *seen* a margin-sized difference: its
+minimum detectable effect (:func:`mde`, the departure beyond the band edge it refutes with 80%
+power, i.e. a true difference of twice the margin when the two are equal) must not exceed the
+margin. Otherwise the verdict is INCONCLUSIVE "under-powered: needs n >= N", with N from
+:func:`required_n` at the measured SD.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from claimcheck.verdict import Verdict
+
+from ._decision import Decision, fmt, level_text, too_few, verdict_from
+from ._estimate import one_sample, welch
+from ._power import mde, required_n
+
+_WHERE = {
+    Verdict.HOLDS: "lies within",
+    Verdict.REFUTED: "lies outside",
+    Verdict.INCONCLUSIVE: "straddles an edge of",
+}
+
+
+def decide_equivalent(
+    rule: str,
+    groups: list[tuple[str, np.ndarray]],
+    alpha: float,
+    *,
+    margin: float,
+    scale: str = "difference",
+    paired: bool = False,
+    unit: str | None = None,
+) -> Decision:
+    """Decide ``groups[0]`` and ``groups[1]`` agree within ``margin``."""
+    (_, a), (_, b) = groups
+    n = len(a) + len(b)
+    log = scale == "log-ratio"
+    if log:
+        for label, x in groups:
+            if np.any(x <= 0):
+                bad = float(x[x <= 0][0])
+                raise ValueError(f"`scale: log-ratio` needs positive samples; group {label!r} has {bad!r}")
+        a, b = np.log(a), np.log(b)
+    if min(len(a), len(b)) < 2:
+        return too_few(rule, n, alpha, what="pairs" if paired else "samples per arm")
+    est = one_sample(a - b) if paired else welch(a, b)
+    band = math.log1p(margin) if log else margin
+    p_holds, p_refuted = est.p_inside(band), est.p_outside(band)
+    verdict = verdict_from(p_holds, p_refuted, alpha)
+    resolution = mde(est.se, est.df, alpha=alpha)
+    show = math.exp if log else float
+    value, low, high = show(est.estimate), *map(show, est.bounds(alpha))
+    level = 1 - 2 * alpha
+    if log:
+        what, edges = "ratio of geometric means", f"[{fmt(1 / (1 + margin))}, {fmt(1 + margin)}]"
+    else:
+        what, edges = "mean difference", f"+-{fmt(margin)}{' ' + unit if unit else ''}"
+    reason = f"{what} {fmt(value)}, {level_text(level)} CI [{fmt(low)}, {fmt(high)}] {_WHERE[verdict]} {edges}"
+    details = {"margin": margin, "scale": scale, "paired": paired, "p_holds": p_holds}
+    if verdict is Verdict.HOLDS and band < resolution:
+        sd, arms = (est.se * math.sqrt(len(a)), 1) if paired else (_pooled_sd(a, b), 2)
+        needed = required_n(band, sd, alpha=alpha, arms=arms)
+        unit_n = "pairs" if paired else "per arm"
+        reason = (
+            f"under-powered: needs n >= {needed} {unit_n} (margin {edges} is finer than the run's "
+            f"80%-power resolution at n = {len(a)}); {reason}"
+        )
+        details |= {"raw_verdict": verdict.value, "required_n": needed}
+        verdict = Verdict.INCONCLUSIVE
+    return Decision(
+        rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
+        reason=reason, pvalue=p_refuted, alpha=alpha, mde=math.expm1(resolution) if log else resolution,
+        estimate_label=what, details=details,
+        _interval_at=lambda lv: tuple(map(show, est.interval(lv))),
+    )
+
+
+def _pooled_sd(a: np.ndarray, b: np.ndarray) -> float:
+    """Per-arm SD for an equal-n design with the same standard error: ``sqrt((va + vb) / 2)``."""
+    return math.sqrt((np.var(a, ddof=1) + np.var(b, ddof=1)) / 2)

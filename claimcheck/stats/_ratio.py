@@ -1,0 +1,126 @@
+"""``ratio``: ``statistic(numerator) / statistic(denominator)`` against a threshold.
+
+Means (default): for a positive denominator, ``mean_a / mean_b >= T`` is the same claim as
+``mean_a - T * mean_b >= 0``, so the verdict comes from a Welch (or, ``paired: true``, a
+one-sample) t test on that contrast: exact under normal noise, no resampling. The interval
+is Fieller's, the set of ratios the same test does not reject, so it lies above ``T`` exactly
+when the contrast test says HOLDS. It is unbounded when the denominator is not clearly
+non-zero; the verdict is then INCONCLUSIVE.
+
+Medians: percentile bootstrap (``scipy.stats.bootstrap``, arms resampled independently unless
+paired), p-values read off the bootstrap distribution. Approximate; prefer means when the
+noise allows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+from claimcheck.verdict import Verdict
+
+from ._decision import Decision, fmt, level_text, too_few, verdict_from
+from ._estimate import contrast, mean_var, t_quantile
+from ._power import mde
+
+N_RESAMPLES = 4999
+_SEED = 20240613  # fixed: the same samples always give the same decision
+
+_SIDE = {
+    Verdict.HOLDS: "lies {claimed}",
+    Verdict.REFUTED: "lies {other}",
+    Verdict.INCONCLUSIVE: "contains",
+}
+
+
+def decide_ratio(
+    rule: str,
+    groups: list[tuple[str, np.ndarray]],
+    alpha: float,
+    *,
+    threshold: float,
+    bound: str,
+    statistic: str = "mean",
+    paired: bool = False,
+    unit: str | None = None,
+) -> Decision:
+    """Decide ``statistic(groups[0]) / statistic(groups[1])`` is ``bound`` ``threshold``."""
+    (_, a), (_, b) = groups
+    n = len(a) + len(b)
+    if min(len(a), len(b)) < 2:
+        return too_few(rule, n, alpha, what="pairs" if paired else "samples per arm")
+    level = 1 - 2 * alpha
+    label = f"ratio of {statistic}s"
+    if statistic == "mean":
+        mb = float(b.mean())
+        value = float(a.mean()) / mb if mb else math.nan
+        if not mb > 0:
+            return _undecidable(rule, n, alpha, value, label, "the denominator mean is not positive")
+        test = contrast(a, b, threshold, paired)
+        p_above, p_below = test.p_greater(0.0), test.p_less(0.0)
+        resolution = mde(test.se, test.df, alpha=alpha) / mb
+
+        def interval_at(lv: float) -> tuple[float, float]:
+            return _fieller(a, b, paired, t_quantile((1 + lv) / 2, test.df))
+
+        low, high = interval_at(level)
+        if not math.isfinite(low - high):
+            return _undecidable(rule, n, alpha, value, label, "the denominator is not distinguishable from 0")
+    else:
+        from scipy import stats  # slow to import; only the median path needs it
+
+        boot = stats.bootstrap(
+            (a, b), _median_ratio, paired=paired, vectorized=True, n_resamples=N_RESAMPLES,
+            confidence_level=level, method="percentile", rng=np.random.default_rng(_SEED),
+        )
+        dist = boot.bootstrap_distribution
+        value = float(_median_ratio(a, b))
+        low, high = map(float, boot.confidence_interval)
+        p_above = (np.sum(dist <= threshold) + 1) / (dist.size + 1)
+        p_below = (np.sum(dist >= threshold) + 1) / (dist.size + 1)
+        resolution = float((special.ndtri(1 - alpha) + special.ndtri(0.8)) * boot.standard_error)
+
+        def interval_at(lv: float) -> tuple[float, float]:
+            return tuple(np.quantile(dist, [(1 - lv) / 2, (1 + lv) / 2]))
+
+    at_least = bound == "at_least"
+    p_holds, p_refuted = (float(p_above), float(p_below)) if at_least else (float(p_below), float(p_above))
+    verdict = verdict_from(p_holds, p_refuted, alpha)
+    claimed, other = ("above", "below") if at_least else ("below", "above")
+    reason = (
+        f"{label} {fmt(value)}, {level_text(level)} CI [{fmt(low)}, {fmt(high)}] "
+        f"{_SIDE[verdict].format(claimed=claimed, other=other)} {fmt(threshold)}"
+    )
+    return Decision(
+        rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
+        reason=reason, pvalue=p_refuted, alpha=alpha, mde=resolution, estimate_label=label,
+        details={"threshold": threshold, "bound": bound, "paired": paired, "p_holds": p_holds},
+        _interval_at=interval_at,
+    )
+
+
+def _fieller(a: np.ndarray, b: np.ndarray, paired: bool, c: float) -> tuple[float, float]:
+    """Ratios ``r`` with ``(mean_a - r mean_b)^2 <= c^2 var(mean_a - r mean_b)``; (-inf, inf) if unbounded."""
+    (ma, va), (mb, vb) = mean_var(a), mean_var(b)
+    va, vb = va / len(a), vb / len(b)
+    cab = np.cov(a, b)[0, 1] / len(a) if paired else 0.0
+    qa, qb, qc = mb**2 - c**2 * vb, ma * mb - c**2 * cab, ma**2 - c**2 * va
+    if qa <= 0:
+        return -math.inf, math.inf
+    root = math.sqrt(max(qb**2 - qa * qc, 0.0))
+    return float((qb - root) / qa), float((qb + root) / qa)
+
+
+def _median_ratio(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.median(a, axis=axis) / np.median(b, axis=axis)
+
+
+def _undecidable(rule: str, n: int, alpha: float, value: float, label: str, why: str) -> Decision:
+    return Decision(
+        rule=rule, statistic=value, low=-math.inf, high=math.inf, confidence_level=1 - 2 * alpha, n=n,
+        verdict=Verdict.INCONCLUSIVE, reason=f"{label} {fmt(value)}: {why}", pvalue=1.0, alpha=alpha,
+        estimate_label=label,
+    )
+

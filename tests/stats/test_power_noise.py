@@ -1,0 +1,93 @@
+"""Minimum detectable effect, required n, the under-powered rule, and the noise gate."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from claimcheck.stats import decide, mde, noise_gate, required_n, zero_rate_n
+from claimcheck.verdict import Verdict
+
+
+def exact_sd(n: int, sd: float, mean: float = 0.0) -> np.ndarray:
+    """n values with sample mean and SD exactly as given (normal quantiles, standardised)."""
+    z = stats.norm.ppf((np.arange(n) + 0.5) / n)
+    z = (z - z.mean()) / z.std(ddof=1)
+    return mean + sd * z[np.random.default_rng(n).permutation(n)]
+
+
+def test_required_n_against_the_normal_formula():
+    # normal approximation: n = ((z_0.95 + z_0.8) sd / effect)^2 = 24.7 for effect 0.5 sd;
+    # the t quantiles make the exact answer a little larger
+    n = required_n(0.5, 1.0)
+    assert 25 <= n <= 28
+    assert mde(1 / math.sqrt(n), n - 1) <= 0.5 < mde(1 / math.sqrt(n - 1), n - 2)
+    assert 50 <= required_n(0.5, 1.0, arms=2) <= 52  # normal: 2 x 24.7 per arm, t(~100 df) adds ~1
+    assert required_n(0.5, 1.0, test="tost") > n
+    assert required_n(1.0, 0.0) == 2
+    with pytest.raises(ValueError, match="`effect` must be a positive finite number"):
+        required_n(0.0, 1.0)
+
+
+def test_power_of_the_t_test_at_the_mde_is_80_percent():
+    """Noncentral t (scipy) gives the exact power of a one-sided t test at the MDE: ~0.8."""
+    n = 30
+    delta = mde(1 / math.sqrt(n), n - 1)
+    power = stats.nct.sf(stats.t.ppf(0.95, n - 1), n - 1, delta * math.sqrt(n))
+    assert power == pytest.approx(0.8, abs=0.01)
+
+
+def test_zero_rate_n_is_the_rule_of_three():
+    assert zero_rate_n(0.01) == 299  # log(0.05) / log(0.99) = 298.07
+    assert zero_rate_n(3.24e-3) <= 924
+
+
+def test_decisions_carry_their_mde():
+    x = exact_sd(40, 2.0, 100.0)
+    d = decide("at_least", [("x", x)], threshold=90)
+    assert d.mde == pytest.approx(mde(2.0 / math.sqrt(40), 39))
+
+
+def test_under_powered_equivalence_names_the_n_that_holds():
+    """Paired differences with mean 0, SD 1; margin 0.8. TOST alone passes at n = 10, but the
+    run could not have refuted a true difference of twice the margin with 80% power."""
+    small = decide("equivalent", [("a", exact_sd(10, 1.0)), ("b", np.zeros(10))], margin=0.8, paired=True)
+    assert small.verdict is Verdict.INCONCLUSIVE and small.details["raw_verdict"] == "holds"
+    match = re.match(r"under-powered: needs n >= (\d+) pairs", small.reason)
+    assert match, small.reason
+    needed = int(match.group(1))
+    assert needed == required_n(0.8, 1.0) == small.details["required_n"]
+    enough = decide("equivalent", [("a", exact_sd(needed, 1.0)), ("b", np.zeros(needed))], margin=0.8, paired=True)
+    assert enough.verdict is Verdict.HOLDS, enough.reason
+    fewer = decide("equivalent", [("a", exact_sd(needed - 1, 1.0)), ("b", np.zeros(needed - 1))], margin=0.8,
+                   paired=True)
+    assert fewer.verdict is Verdict.INCONCLUSIVE
+
+
+def test_noisy_timing_sample_is_inconclusive_not_refuted():
+    """20% CV: the raw decision refutes "latency <= 9.5 ms", the gate turns it inconclusive."""
+    x = exact_sd(200, 2.0, 10.0)  # CV exactly 20%
+    raw = decide("at_most", [("ms", x)], threshold=9.5)
+    assert raw.verdict is Verdict.REFUTED
+    reason = noise_gate(x)
+    assert reason == "too noisy: coefficient of variation 20.0% exceeds 10%"
+    gated = raw.inconclusive(reason)
+    assert gated.verdict is Verdict.INCONCLUSIVE and gated.details["raw_verdict"] == "refuted"
+
+
+def test_noise_gate_flags_drift_in_acquisition_order():
+    rng = np.random.default_rng(5)
+    steady = rng.normal(10.0, 0.2, 60)
+    assert noise_gate(steady) is None
+    drifting = np.r_[rng.normal(10.0, 0.2, 30), rng.normal(10.6, 0.2, 30)]  # +6% halfway, CV ~3%
+    assert noise_gate(drifting).startswith("drifting: second half of the samples is +6")
+    shuffled = rng.permutation(60)
+    assert noise_gate(drifting[shuffled], order=shuffled) is not None  # order restores the drift
+    assert noise_gate(np.r_[steady[:30], steady[30:] * 1.005]) is None  # significant maybe, but tiny
+    assert noise_gate([5.0]) is None
+    with pytest.raises(ValueError, match="`order` must have one entry per sample"):
+        noise_gate(steady, order=[1, 2])
