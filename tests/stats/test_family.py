@@ -45,7 +45,7 @@ FALSE_CLAIMS = 25
 N = 10
 
 
-def test_family_error_rates_under_holm_and_bh():
+def test_family_error_rates_under_holm_and_bh(report_table):
     """100 true claims (at their edge, the worst case) + 25 false ones per run, 200 runs, n = 10 each.
 
     Holm must keep P(any true claim refuted) <= alpha; BH must keep the mean false-discovery
@@ -67,10 +67,12 @@ def test_family_error_rates_under_holm_and_bh():
     print(f"\nFamily of {TRUE_CLAIMS} true + {FALSE_CLAIMS} false claims, {FAMILY_RUNS} runs, n = {N},"
           " alpha = q = 0.05 (loss: power lost against no adjustment)")
     print(f"{'method':<8}{'FWER':>8}{'±SE':>7}{'FDR':>8}{'±SE':>7}{'power':>8}{'loss':>8}")
+    lines = [f"{'method':<8}{'FWER':>8}{'±SE':>7}{'FDR':>8}{'±SE':>7}{'power':>8}{'loss':>8}"]
     for m, s in summary.items():
         fdp_se = float(np.std(rows[m]["fdp"], ddof=1) / math.sqrt(FAMILY_RUNS))
-        print(f"{m:<8}{s['fwe']:>8.3f}{math.sqrt(s['fwe'] * (1 - s['fwe']) / FAMILY_RUNS):>7.3f}{s['fdp']:>8.3f}"
+        lines.append(f"{m:<8}{s['fwe']:>8.3f}{math.sqrt(s['fwe'] * (1 - s['fwe']) / FAMILY_RUNS):>7.3f}{s['fdp']:>8.3f}"
               f"{fdp_se:>7.3f}{s['power']:>8.3f}{summary['none']['power'] - s['power']:>8.3f}")
+    report_table(f"family of {TRUE_CLAIMS} true + {FALSE_CLAIMS} false claims, {FAMILY_RUNS} runs, n = {N}", "\n".join(lines))
     se_alpha = math.sqrt(0.05 * 0.95 / FAMILY_RUNS)
     assert summary["none"]["fwe"] > 0.5  # without adjustment some true claim is refuted in most runs
     assert summary["holm"]["fwe"] <= 0.05 + 2 * se_alpha

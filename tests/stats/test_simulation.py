@@ -181,7 +181,7 @@ def table():
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c.label for c in CASES])
-def test_sequential_error_rates_and_power(index: int) -> None:
+def test_sequential_error_rates_and_power(index: int, report_table) -> None:
     case = CASES[index]
     seed = 1000 * index
     edge = simulate(case, case.true_edge, R_EDGE, seed)
@@ -197,6 +197,11 @@ def test_sequential_error_rates_and_power(index: int) -> None:
         "fhr": fhr, "design": design.rate(case.design_verdict), "power": power, "hold": held, "n_fixed": case.n_fixed, "en_design": design.n_used.mean(),
         "en_far": far.n_used.mean(), "en_hold": hold.n_used.mean(), "ratio": far.n_used.mean() / case.n_fixed,
     })
+    r = ROWS[-1]
+    report_table(f"sequential {case.label} (alpha {ALPHA})",
+                 f"FRR {r['frr']:.3f} ±{r['frr_se']:.3f}  FHR {r['fhr']:.3f}  power@design {r['design']:.2f}  "
+                 f"refute@2x {r['power']:.2f}  hold {r['hold']:.2f}  n_fixed {r['n_fixed']}  "
+                 f"E[n]@2x {r['en_far']:.1f} ({r['ratio']:.2f} of fixed)")
     limit = ALPHA + 2 * se(ALPHA, R_EDGE)
     assert frr <= limit, f"false refutations {frr:.3f} > {limit:.3f}"
     limit = ALPHA + 2 * se(ALPHA, R_FALSE_EDGE if case.false_edge else R_EDGE)
