@@ -1,0 +1,151 @@
+"""``reports/index.md`` and ``reports/index.json``: the run at a glance."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from claimcheck.report import text
+from claimcheck.report.corrections import link, text_md
+from claimcheck.report.model import VERDICT_ORDER, RunReport
+from claimcheck.report.plots import Plot
+
+
+def ordered_items(report: RunReport) -> list[dict[str, Any]]:
+    """Items with the ones needing attention first (refuted, error, inconclusive, ...), else as recorded."""
+    rank = {verdict: i for i, verdict in enumerate(VERDICT_ORDER)}
+    return [item for _, _, item in sorted(
+        ((rank.get(item["verdict"], len(rank)), index, item) for index, item in enumerate(report.items)),
+        key=lambda t: (t[0], t[1]),
+    )]
+
+
+def verdict_change(item: Mapping[str, Any]) -> str:
+    raw, adjusted = item.get("raw_verdict"), item.get("adjusted_verdict")
+    if not raw and not adjusted:
+        return "—"
+    if raw == adjusted or not adjusted:
+        return str(raw)
+    return f"{raw} → {adjusted}"
+
+
+def run_lines(report: RunReport) -> list[tuple[str, str]]:
+    """``(label, value)`` pairs describing the run, shared by markdown and HTML."""
+    run = report.run
+    status = run.get("effective_status") or run.get("status")
+    return [
+        ("Run", str(run["run_id"])),
+        ("Status", str(status) + ("" if status != "incomplete" else " (not every item finished)")),
+        ("Started", str(run.get("started"))),
+        ("Finished", str(run.get("finished") or "—")),
+        ("Machine class", str(run.get("machine_class") or "—")),
+        ("Machine", text.machine_text(run.get("machine")) or "—"),
+        ("Suite commit", str(run.get("suite_commit") or "—")),
+        ("Claims commit", str(run.get("claims_commit") or "—")),
+    ]
+
+
+def claims_without_items(report: RunReport) -> list[str]:
+    seen = {item["claim_id"] for item in report.items}
+    return [claim_id for claim_id in report.claims if claim_id not in seen]
+
+
+def drift_heading(report: RunReport) -> str:
+    if report.previous_run_id is None:
+        return "First run on this machine class; nothing to compare with."
+    if not report.drift:
+        return f"Nothing moved since run {report.previous_run_id} on the same machine class."
+    return f"Since run {report.previous_run_id} on the same machine class:"
+
+
+def markdown(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: Plot | None,
+             plots: Sequence[Plot]) -> str:
+    """The index page in markdown (images referenced by relative path)."""
+    md = text_md
+    counts = report.counts
+    lines = [f"# claimcheck report — run {md(report.run['run_id'])}", ""]
+    lines += [f"- **{label}:** {md(value)}" for label, value in run_lines(report)]
+    lines += ["", "## Verdicts", "", "| verdict | items |", "|---|---:|"]
+    lines += [f"| {verdict} | {counts.get(verdict, 0)} |" for verdict in VERDICT_ORDER]
+    lines += [f"| **total** | {len(report.items)} |", ""]
+    corrections = [d for d in made.values() if d["kind"] == "correction"]
+    notes = [d for d in made.values() if d["kind"] == "inconclusive"]
+    if corrections:
+        lines += ["## Corrections", ""]
+        for data in corrections:
+            lines += [f"[`{data['claim_id']}`](corrections/{data['claim_id']}.md) — {md(data['claim']['title'])}", "",
+                      md(data["replacement"], blockquote=True), ""]
+    if notes:
+        lines += ["## Inconclusive", ""]
+        for data in notes:
+            lines += [f"[`{data['claim_id']}`](inconclusive/{data['claim_id']}.md) — {md(data['claim']['title'])}", "",
+                      md(data["replacement"], blockquote=True), ""]
+    if forest is not None:
+        lines += ["## Forest plot", "", f"![Every decided figure against its claim]({forest.path.name})", ""]
+    lines += [
+        "## Claim items",
+        "",
+        "| claim item | verdict | figure [interval] | n | raw → adjusted | MDE | reason | report |",
+        "|---|---|---|---:|---|---:|---|---|",
+    ]
+    for item in ordered_items(report):
+        target = link(item["claim_id"], item["verdict"])
+        cells = [
+            md(item["item_id"]),
+            item["verdict"],
+            md(text.figure(item)),
+            str(item["n"]) if item.get("n") is not None else "—",
+            md(verdict_change(item)),
+            md(text.number(item.get("mde"))),
+            md(item.get("reason") or ""),
+            f"[{'correction' if item['verdict'] == 'refuted' else 'note'}]({target})" if target else "",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    not_applicable = [i for i in report.items if i["verdict"] == "not-applicable"]
+    if not_applicable:
+        lines += [
+            "## Not checked on this machine",
+            "",
+            "These items are outside what this machine can check; their scope says where they apply.",
+            "",
+            "| claim item | scope | why not here |",
+            "|---|---|---|",
+        ]
+        for item in not_applicable:
+            scope = text.scope_text((item.get("claim") or {}).get("scope"))
+            lines.append(f"| {md(item['item_id'])} | {md(scope)} | {md(item.get('reason') or '')} |")
+        lines.append("")
+    missing = claims_without_items(report)
+    if missing:
+        lines += ["## Claims with no item in this run", ""] + [f"- `{md(c)}`" for c in missing] + [""]
+    lines += ["## Drift", "", md(drift_heading(report)), ""]
+    lines += [f"- {md(d.message())}" for d in report.drift]
+    lines.append("")
+    if plots:
+        lines += ["## Plots", ""]
+        for plot in plots:
+            lines += [f"### {md(plot.title)}", "", f"![{md(plot.title)}](plots/{plot.path.name})", "",
+                      md(plot.caption), ""]
+    if report.warnings:
+        lines += ["## Report warnings", ""] + [f"- {md(w)}" for w in report.warnings] + [""]
+    return "\n".join(lines)
+
+
+def summary(report: RunReport, made: Mapping[str, Mapping[str, Any]], files: Mapping[str, Any]) -> dict[str, Any]:
+    """Machine-readable twin of the index (``reports/index.json``), e.g. for CI annotations."""
+    keys = ("item_id", "claim_id", "verdict", "recorded_verdict", "raw_verdict", "adjusted_verdict", "statistic",
+            "low", "high", "confidence_level", "n", "unit", "rule", "alpha", "pvalue", "adjusted_pvalue", "mde", "reason", "params",
+            "probe")
+    return {
+        "run": {k: v for k, v in report.run.items() if k not in ("pid", "pid_started")},
+        "counts": report.counts,
+        "items": [dict({k: item.get(k) for k in keys}, report=link(item["claim_id"], item["verdict"]),
+                       scope=(item.get("claim") or {}).get("scope")) for item in report.items],
+        "corrections": [
+            {"claim_id": d["claim_id"], "kind": d["kind"], "replacement": d["replacement"]} for d in made.values()
+        ],
+        "drift": [dict(d.__dict__, message=d.message()) for d in report.drift],
+        "previous_run_id": report.previous_run_id,
+        "files": files,
+        "warnings": report.warnings,
+    }
