@@ -403,7 +403,16 @@ PACK_PLOTS: tuple[tuple[str, str, str, Callable[[Sequence[Mapping[str, Any]]], b
      route_hazard),
     ("bisector_fork_depth", "Fork depth per prompt",
      "Where each prompt's generation forked, per item; grey cells never forked.", bisector_fork_depth),
+    ("cascade", "Dependency cascade",
+     "Claims whose premises did not hold are stale: each box is a claim with its verdict, arrows run from a "
+     "premise to the claims that rest on it.", lambda items: _cascade(items)),
 )
+
+
+def _cascade(items: Sequence[Mapping[str, Any]]) -> bytes | None:
+    from claimcheck.report.cascade import cascade
+
+    return cascade(items)
 
 
 def pack_plots(items: Sequence[Mapping[str, Any]], folder: Path) -> tuple[list[Plot], list[str]]:
