@@ -92,6 +92,15 @@ class Budget:
 
 
 @dataclass(frozen=True)
+class Profile:
+    """How one machine profile scales a claim's measurement (never its check)."""
+
+    params: dict[str, Any] = field(default_factory=dict)
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    budget: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Claim:
     """One validated claim, with the place it was read from."""
 
@@ -106,6 +115,19 @@ class Claim:
     tags: tuple[str, ...] = ()
     depends_on: tuple[str, ...] = ()
     notes: str | None = None
+    profiles: dict[str, Profile] = field(default_factory=dict)
     path: str = "<memory>"
     line: int = 0
     content_hash: str = ""
+
+    def for_profile(self, name: str | None) -> "Claim":
+        """This claim with the named profile's params, grid and budget applied (itself if none)."""
+        import dataclasses
+
+        profile = self.profiles.get(name or "")
+        if profile is None:
+            return self
+        probe = ProbeSpec(self.probe.name, {**self.probe.params, **profile.params},
+                          {**self.probe.grid, **profile.grid})
+        budget = dataclasses.replace(self.budget, **profile.budget)
+        return dataclasses.replace(self, probe=probe, budget=budget)

@@ -39,7 +39,7 @@ def open_run(config: pytest.Config, rootdir: Path) -> tuple["EvidenceStore", str
     suite_commit, claims_commit = git_commits(rootdir)
     options = {
         name: config.getoption(f"--claims-{name}")
-        for name in ("alpha", "seed", "strict", "budget-scale", "fresh", "family", "cascade", "cv-bound")
+        for name in ("alpha", "seed", "strict", "budget-scale", "fresh", "family", "cascade", "cv-bound", "profile")
     }
     options["args"] = list(config.args)
     run_id = store.begin_run(machine=machine, machine_class=machine_class(machine), options=options,

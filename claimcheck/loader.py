@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
+from claimcheck.claim import Budget, Check, Claim, Profile, ProbeSpec, Scope, Source
 from claimcheck.errors import ClaimError
 from claimcheck.probe import RegisteredProbe, UnknownProbeError, get_probe
 from claimcheck.schema import SECTIONS, Field, rule_problem, valid_id
@@ -64,11 +64,11 @@ class _Validator:
     def error(self, field: str, message: str) -> ClaimError:
         return ClaimError(self.path, self.doc.line_of(field), field, message)
 
-    def section(self, value: Any, section: str, *, draft: bool = False) -> dict[str, Any]:
+    def section(self, value: Any, section: str, *, draft: bool = False, schema: str | None = None) -> dict[str, Any]:
         where = section or "claim"
         if not isinstance(value, dict):
             raise self.error(section, f"expected a mapping for `{where}`, got {_type_name(value)}")
-        fields = SECTIONS[section]
+        fields = SECTIONS[section if schema is None else schema]
         for key in value:
             if key not in fields:
                 close = difflib.get_close_matches(key, list(fields), n=1)
@@ -82,7 +82,7 @@ class _Validator:
                     raise self.error(section, f"missing required field `{path}` ({spec.description})")
                 continue
             if spec.kind == "section":
-                out[name] = self.section(value[name], path, draft=draft)
+                out[name] = self.section(value[name], path, draft=draft, schema=name)
             else:
                 out[name] = self.field(value[name], path, spec)
         return out
@@ -118,6 +118,11 @@ class _Validator:
         elif kind == "map":
             if not isinstance(value, dict):
                 raise wrong("a mapping")
+        elif kind == "profiles":
+            if not isinstance(value, dict):
+                raise wrong("a mapping of profile name -> params/grid/budget")
+            value = {str(name): self.section(body, f"{path}.{name}", schema="profile")
+                     for name, body in value.items()}
         elif kind == "grid":
             if not isinstance(value, dict):
                 raise wrong("a mapping of param -> list of values")
@@ -189,6 +194,7 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         tags=tuple(data.get("tags", ())),
         depends_on=tuple(data.get("depends_on", ())),
         notes=data.get("notes"),
+        profiles={name: Profile(**body) for name, body in data.get("profiles", {}).items()},
         path=path,
         line=doc.start_line,
         content_hash=_content_hash(doc),
@@ -295,7 +301,8 @@ def check_probe(claim: Claim) -> RegisteredProbe:
     signature = inspect.signature(registered.function)
     accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
     known = [name for name in signature.parameters if name != "ctx"]
-    for name in [*claim.probe.params, *claim.probe.grid]:
+    profiled = [name for profile in claim.profiles.values() for name in (*profile.params, *profile.grid)]
+    for name in [*claim.probe.params, *claim.probe.grid, *profiled]:
         if not accepts_any and name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else f"; it takes: {', '.join(known) or 'nothing'}"

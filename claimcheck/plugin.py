@@ -45,6 +45,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--claims-reports", default=None, help="folder for reports (default: <rootdir>/reports)")
     group.addoption("--claims-no-store", action="store_true", help="do not write the evidence store or reports")
     group.addoption("--claims-docs", nargs="*", default=None, metavar="PATH", help="after the run, gate these findings docs against the results")
+    group.addoption("--claims-profile", default=None, metavar="NAME",
+                    help="machine profile whose params/budgets scale the claims (default: this machine's backend)")
     group.addoption("--claims-cv-bound", type=float, default=0.10, help="timing claims with a coefficient of variation above this are inconclusive")
     parser.addini("claims_dirs", "folders (relative to rootdir) whose YAML files are claims", type="args", default=["claims"])
 
@@ -122,11 +124,23 @@ class ClaimSession:
         self._probes_loaded = False
         self._all_claims: dict[str, Claim] | None = None
         self.suite_broken = False
+        self._profile: str | None = None
         self.records: dict[str, dict[str, Any]] = {}
         self.reports: dict[str, pytest.TestReport] = {}
         self.store = None
         self.run_id: str | None = None
         self.lock_path = rootdir / ".claimcheck" / "exclusive.lock"
+
+    def profile(self) -> str:
+        """The active machine profile: the option, else this machine's backend (cpu, cuda, metal)."""
+        if self._profile is None:
+            chosen = self.config.getoption("--claims-profile")
+            if not chosen:
+                from claimcheck.machine import fingerprint
+
+                chosen = str(fingerprint().get("backend", "cpu"))
+            self._profile = chosen
+        return self._profile
 
     def ensure_probes(self) -> None:
         if self._probes_loaded:
@@ -202,6 +216,8 @@ class ClaimFile(pytest.File):
                 raise
         for claim in claims:
             probe = check_probe(claim)
+            if claim.profiles:
+                claim = claim.for_profile(session.profile())
             for name, params in expand_grid(claim):
                 item = ClaimItem.from_parent(self, name=f"{claim.id}[{name}]" if name else claim.id,
                                              claim=claim, params=params, probe=probe)

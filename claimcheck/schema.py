@@ -48,6 +48,13 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "depends_on": Field("str-list", "ids of claims this one takes as premises"),
         "notes": Field("str", "why the threshold or margin is what it is"),
         "draft": Field("bool", "a drafted claim that never runs until completed"),
+        "profiles": Field("profiles", "machine profile name (cpu, cuda, metal, or one chosen with "
+                          "--claims-profile) -> params/grid/budget that scale the measurement to that machine"),
+    },
+    "profile": {
+        "params": Field("map", "probe params replaced under this profile"),
+        "grid": Field("grid", "grid axes replaced under this profile"),
+        "budget": Field("section", "budget fields replaced under this profile"),
     },
     "source": {
         "doc": Field("str", "source document file name", True),
@@ -149,7 +156,7 @@ def json_schema() -> dict[str, Any]:
             "str-list": {"type": "array", "items": {"type": "string"}},
             "map": {"type": "object"},
             "grid": {"type": "object", "additionalProperties": {"type": "array", "minItems": 1}},
-        }[spec.kind]
+        }.get(spec.kind) or {"type": "object", "additionalProperties": section_schema("profile")}
         base["description"] = spec.description
         if spec.choices:
             base["enum"] = list(spec.choices)

@@ -99,3 +99,14 @@ def test_schema_rule_fields_match_the_statistics_core() -> None:
     for rule, (needed, optional) in RULE_FIELDS.items():
         info = RULES[rule]
         assert (needed | optional) - SELECTORS == set(info.required) | set(info.optional) - {"unit"}, rule
+
+
+def test_profiles_scale_params_and_budget_but_not_the_check() -> None:
+    text = BASE + "profiles:\n  cuda: {params: {size: 4096}, grid: {k: [8]}, budget: {max_samples: 500}}\n"
+    (claim,) = load_claims_text(text, "c.yaml")
+    scaled = claim.for_profile("cuda")
+    assert scaled.probe.params["size"] == 4096 and scaled.probe.grid["k"] == [8]
+    assert scaled.budget.max_samples == 500 and scaled.check == claim.check
+    assert claim.for_profile("metal") is claim
+    with pytest.raises(ClaimError, match=r"profiles.cuda.check: unknown key `check`"):
+        load_claims_text(BASE + "profiles:\n  cuda: {check: {threshold: 1}}\n", "c.yaml")
