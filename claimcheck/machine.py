@@ -1,0 +1,184 @@
+"""Machine fingerprint (what a result was measured on) and machine class (which results are comparable).
+
+The fingerprint records every fact that can move a measurement: backend, chip, cores, memory, OS,
+Python and library versions, and the BLAS MLX's CPU GEMMs go through. The machine class is the coarse
+part of it that decides whether two results may be compared or a cached result reused: backend, chip
+family and memory band, so that two 24 GiB EPYC boxes share a class while a laptop does not.
+
+MLX is imported only inside :func:`fingerprint`, after :func:`claimcheck.harness.blas.ensure_fast_blas`
+so that computing a fingerprint never locks MLX onto the slow reference BLAS.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import platform
+import re
+import subprocess
+import sys
+from importlib import metadata
+from typing import Any
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def _sysctl(name: str) -> str:
+    try:
+        return subprocess.run(["sysctl", "-n", name], capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name (``/proc/cpuinfo`` on Linux, ``sysctl`` on macOS)."""
+    if sys.platform == "darwin":
+        return _sysctl("machdep.cpu.brand_string") or platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware", "cpu model") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def _cpu_flags() -> list[str]:
+    """SIMD features that change CPU kernel speed (x86 only; empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("flags"):
+                    flags = set(line.partition(":")[2].split())
+                    wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "f16c")
+                    return [flag for flag in wanted if flag in flags]
+    except OSError:
+        pass
+    return []
+
+
+def memory_gib() -> float:
+    """Memory this process can use: physical RAM, capped by a cgroup limit where one is set."""
+    total = 0.0
+    if sys.platform == "darwin":
+        raw = _sysctl("hw.memsize")
+        total = int(raw) / 2**30 if raw.isdigit() else 0.0
+    else:
+        try:
+            with open("/proc/meminfo", encoding="utf-8") as handle:
+                for line in handle:
+                    if line.startswith("MemTotal:"):
+                        total = int(line.split()[1]) / 2**20
+                        break
+        except OSError:
+            pass
+        for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+            try:
+                with open(limit_file, encoding="utf-8") as handle:
+                    raw = handle.read().strip()
+            except OSError:
+                continue
+            if raw.isdigit() and 0 < int(raw) / 2**30 < (total or math.inf):
+                total = int(raw) / 2**30
+            break
+    return round(total, 1)
+
+
+def _cores_available() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@functools.cache
+def _compute_fingerprint() -> dict[str, Any]:
+    from claimcheck.harness.blas import ensure_fast_blas
+
+    blas = ensure_fast_blas()
+    import mlx.core as mx
+
+    device = mx.default_device()
+    if device.type == mx.DeviceType.cpu:
+        backend = "cpu"
+    elif mx.metal.is_available():
+        backend = "metal"
+    else:
+        backend = "cuda"
+    try:
+        device_info = dict(mx.device_info())
+    except Exception:  # older MLX or a backend without device_info
+        device_info = {}
+    cpu = cpu_model()
+    device_name = str(device_info.get("device_name") or "") if backend != "cpu" else cpu
+    device_memory = device_info.get("memory_size") or device_info.get("total_memory")
+    return {
+        "backend": backend,
+        "device": device_name or cpu,
+        "cpu": cpu,
+        "arch": platform.machine(),
+        "cpu_flags": _cpu_flags(),
+        "cores": os.cpu_count() or 1,
+        "cores_available": _cores_available(),
+        "memory_gib": memory_gib(),
+        "device_memory_gib": round(int(device_memory) / 2**30, 1) if device_memory else None,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "mlx": _version("mlx"),
+        "mlx_lm": _version("mlx-lm"),
+        "claimcheck": _version("claimcheck"),
+        "blas": blas.describe(),
+        "blas_kind": blas.kind,
+    }
+
+
+def fingerprint() -> dict[str, Any]:
+    """Facts about this machine and software stack; computed once per process (a fresh copy each call)."""
+    fields = _compute_fingerprint()
+    return {key: list(value) if isinstance(value, list) else value for key, value in fields.items()}
+
+
+_CPU_NOISE = re.compile(
+    r"\((?:R|TM|tm|r)\)|\bCPU\b|@\s*[\d.]+\s*GHz|\b\d+-Core\b|\bProcessor\b|\bwith Radeon.*$",
+)
+
+
+def device_class(name: str, backend: str = "cpu") -> str:
+    """Chip family from a device name: x86 model numbers keep their generation digit only.
+
+    ``"AMD EPYC 9R14 96-Core Processor"`` -> ``"AMD EPYC 9xxx"``;
+    ``"Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz"`` -> ``"Intel Xeon Platinum 8xxx"``;
+    ``"Apple M1 Max"`` and GPU names are kept as they are (they already name one chip).
+    """
+    cleaned = " ".join(_CPU_NOISE.sub(" ", name).split())
+    if backend != "cpu" or not re.match(r"(?i)(intel|amd|genuineintel|authenticamd)\b", cleaned):
+        return cleaned or "unknown"
+    words = [re.sub(r"^(\d)[0-9A-Za-z]{2,}$", r"\1xxx", word) for word in cleaned.split()]
+    return " ".join(words)
+
+
+def memory_band(gib: float) -> str:
+    """Power-of-two memory band: 24 GiB -> ``"16-32GiB"``, 6 GiB -> ``"<8GiB"``."""
+    if gib < 8:
+        return "<8GiB"
+    low = 2 ** int(math.floor(math.log2(gib)))
+    return f"{low}-{low * 2}GiB"
+
+
+def machine_class(fp: dict[str, Any] | None = None) -> str:
+    """``backend/chip family/memory band``, e.g. ``"cpu/AMD EPYC 9xxx/16-32GiB"``.
+
+    Discrete GPUs (CUDA) are banded by device memory, CPU and Apple unified memory by system memory.
+    """
+    fp = fingerprint() if fp is None else fp
+    backend = fp.get("backend", "cpu")
+    memory = fp.get("device_memory_gib") if backend == "cuda" and fp.get("device_memory_gib") else fp.get("memory_gib", 0)
+    return f"{backend}/{device_class(str(fp.get('device', '')), backend)}/{memory_band(float(memory or 0))}"

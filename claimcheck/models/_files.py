@@ -1,0 +1,108 @@
+"""File helpers for model directories: where they live, how they are hashed, how they are written."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from claimcheck.harness.cache import cache_root, write_json_atomic
+
+MANIFEST = "claimcheck.json"
+
+
+def models_dir() -> Path:
+    """``<cache root>/models``: converted and saved model directories."""
+    return cache_root() / "models"
+
+
+def sha256_file(path: str | os.PathLike[str], *, chunk: int = 1 << 22) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _memo_file() -> Path:
+    return models_dir() / "file-hashes.json"
+
+
+def sha256_file_memo(path: str | os.PathLike[str]) -> str:
+    """sha256 of a large file, remembered per (real path, size, mtime) so it is read once per change."""
+    real = os.path.realpath(path)
+    stat = os.stat(real)
+    # Hugging Face cache blobs are named by the sha256 of their content already.
+    name = os.path.basename(real)
+    if len(name) == 64 and all(c in "0123456789abcdef" for c in name):
+        return name
+    key = f"{real}|{stat.st_size}|{stat.st_mtime_ns}"
+    memo_path = _memo_file()
+    try:
+        memo = json.loads(memo_path.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    if isinstance(memo, dict) and isinstance(memo.get(key), str):
+        return memo[key]
+    digest = sha256_file(real)
+    memo = memo if isinstance(memo, dict) else {}
+    memo[key] = digest
+    with contextlib.suppress(OSError):
+        write_json_atomic(memo_path, memo)
+    return digest
+
+
+def weights_files(directory: Path) -> list[Path]:
+    """The safetensors files mlx-lm loads from a model directory (``model*.safetensors``), sorted."""
+    return sorted(directory.glob("model*.safetensors"))
+
+
+def weights_hash(directory: Path) -> str:
+    """sha256 of a model's safetensors: the file's own for one file, a hash of per-file hashes for shards."""
+    files = weights_files(directory)
+    if not files:
+        raise FileNotFoundError(f"no model*.safetensors in {directory}")
+    if len(files) == 1:
+        return sha256_file_memo(files[0])
+    combined = hashlib.sha256()
+    for file in files:
+        combined.update(f"{file.name}:{sha256_file_memo(file)}\n".encode())
+    return combined.hexdigest()
+
+
+def read_manifest(directory: Path) -> dict | None:
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) else None
+
+
+@contextlib.contextmanager
+def atomic_directory(final: Path) -> Iterator[Path]:
+    """Yield a temporary sibling of ``final`` to fill; rename it into place when the block succeeds.
+
+    If another process finished the same directory first, its copy is kept and ours discarded (both
+    hold the same content). On error the temporary directory is removed.
+    """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o777 & ~umask)  # mkdtemp makes it private; the result is an ordinary folder
+    try:
+        yield temporary
+        try:
+            os.rename(temporary, final)
+        except OSError:
+            if not final.is_dir():
+                raise
+            shutil.rmtree(temporary, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
