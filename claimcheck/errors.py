@@ -15,6 +15,7 @@ class ClaimError(ClaimcheckError):
     """
 
     def __init__(self, path: str, line: int, field: str, message: str) -> None:
+        field, message = _one_line(field), _one_line(message)
         self.path = path
         self.line = line
         self.field = field
@@ -22,6 +23,13 @@ class ClaimError(ClaimcheckError):
         where = f"{path}:{line}" if line else path
         prefix = f"{field}: " if field else ""
         super().__init__(f"{where}: {prefix}{message}")
+
+
+def _one_line(text: str) -> str:
+    """Escape line breaks so an error is always exactly one line, whatever the input held."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 class ProbeError(ClaimcheckError):

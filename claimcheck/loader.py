@@ -13,6 +13,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -24,6 +25,7 @@ from claimcheck.schema import SECTIONS, Field, rule_problem, valid_id
 from claimcheck.yamlsafe import LocatedDocument, load_documents
 
 CLAIM_SUFFIXES = (".yaml", ".yml")
+MAX_GRID_ITEMS = 10_000
 DRAFT_PROBE = "TODO"
 
 
@@ -173,6 +175,9 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         raise validator.error("budget.min_samples", "must not exceed `budget.max_samples`")
     probe = data["probe"]
     params, grid = probe.get("params", {}), probe.get("grid", {})
+    items = math.prod(len(values) for values in grid.values())
+    if items > MAX_GRID_ITEMS:
+        raise validator.error("probe.grid", f"grid expands to {items} items; at most {MAX_GRID_ITEMS} are allowed")
     for key in grid:
         if key in params:
             raise validator.error(f"probe.grid.{key}", f"`{key}` is both a fixed param and a grid axis")

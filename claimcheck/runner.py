@@ -152,7 +152,9 @@ def hard_limit(max_seconds: float) -> float:
 def _one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     message = text[0] if text else ""
-    return f"{type(error).__name__}: {message}" if not isinstance(error, (ProbeError, NotApplicable)) else message
+    if isinstance(error, (ProbeError, NotApplicable)) and message:
+        return message
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
 def _check_numbers(output: str, values: Any) -> list[float]:
@@ -162,6 +164,8 @@ def _check_numbers(output: str, values: Any) -> list[float]:
         raise ProbeError(f"output `{output}` is {type(values).__name__}, expected a list of numbers")
     if hasattr(values, "tolist"):
         values = values.tolist()
+        if not isinstance(values, list):  # a numpy/MLX scalar or 0-d array
+            values = [values]
     numbers: list[float] = []
     for value in values:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -293,7 +297,7 @@ def run_claim_item(
             return finish(Verdict.INCONCLUSIVE, f"time budget of {budget.max_seconds * options.budget_scale:g} s ran out before the first decision")
     except NotApplicable as error:
         return finish(Verdict.NOT_APPLICABLE, _one_line(error))
-    except Exception as error:  # noqa: BLE001 - any probe failure is an `error` verdict, never a crash
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - any probe failure is an `error` verdict
         outcome.samples = sampler.samples()
         return finish(Verdict.ERROR, _one_line(error))
 

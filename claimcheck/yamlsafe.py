@@ -34,6 +34,25 @@ _CORE_TAGS = {
 }
 
 _SCALARS = yaml.SafeLoader("")  # only its scalar constructors are used
+_COLLECTION_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with nesting capped in the scanner itself.
+
+    The composer would reject deep documents anyway, but PyYAML's scanner does
+    quadratic work on deeply nested flow collections before that point.
+    """
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N802, N803 - PyYAML's names
+        if self.flow_level >= MAX_DEPTH:
+            raise yaml.scanner.ScannerError(None, None, f"nesting deeper than {MAX_DEPTH} levels", self.get_mark())
+        super().fetch_flow_collection_start(TokenClass)
+
+    def add_indent(self, column: int) -> bool:
+        if len(self.indents) >= MAX_DEPTH:
+            raise yaml.scanner.ScannerError(None, None, f"nesting deeper than {MAX_DEPTH} levels", self.get_mark())
+        return super().add_indent(column)
 
 
 @dataclass
@@ -73,6 +92,8 @@ class _Walker:
         if path:
             self.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, ScalarNode):
+            if node.tag in _COLLECTION_TAGS:
+                raise self.fail(node, path, f"YAML tag `{node.tag}` does not fit a plain value")
             return self.scalar(node, path)
         if isinstance(node, SequenceNode):
             return [self.walk(child, f"{path}[{i}]", depth + 1) for i, child in enumerate(node.value)]
@@ -97,8 +118,10 @@ class _Walker:
             return node.value
         try:
             value = _SCALARS.construct_object(node, deep=True)
-        except (yaml.YAMLError, ValueError, OverflowError) as error:
-            raise self.fail(node, path, f"unreadable value: {error}") from None
+        except yaml.MarkedYAMLError as error:
+            raise self.fail(node, path, f"unreadable value: {error.problem}") from None
+        except (yaml.YAMLError, ValueError, OverflowError, KeyError, TypeError) as error:
+            raise self.fail(node, path, f"unreadable value `{node.value}` for tag `{node.tag}`") from None
         if isinstance(value, float) and not math.isfinite(value):
             raise self.fail(node, path, f"non-finite number `{node.value}` is not allowed")
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**63:
@@ -111,12 +134,16 @@ def load_documents(text: str, source: str) -> Iterator[LocatedDocument]:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise ClaimError(source, 1, "", f"file is larger than {MAX_BYTES // 1024} KiB")
     try:
-        for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
+        for node in yaml.compose_all(text, Loader=_BoundedLoader):
             if node is None:
                 continue
             walker = _Walker(source)
             value = walker.walk(node, "", 0)
             yield LocatedDocument(value=value, lines=walker.lines, start_line=node.start_mark.line + 1)
+    except yaml.reader.ReaderError as error:
+        line = text.count("\n", 0, error.position) + 1 if isinstance(error.position, int) else 1
+        raise ClaimError(source, line, "", f"malformed YAML: unacceptable character #x{error.character:04x}"
+                         if isinstance(error.character, int) else "malformed YAML: unreadable text") from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line = mark.line + 1 if mark else 1
