@@ -266,7 +266,10 @@ class ClaimItem(pytest.Item):
         options = config.stash[options_key]
         machine = fingerprint()
         session: ClaimSession = config.stash[session_key]
-        exclusive = self.claim.budget.exclusive
+        from claimcheck.runner import scope_problem
+
+        # An item outside its scope measures nothing, so it never waits for the lock.
+        exclusive = self.claim.budget.exclusive and scope_problem(self.claim, self.params, machine) is None
         with locking.hold(session.lock_path, exclusive=exclusive):
             outcome = run_claim_item(self.claim, self.name, self.params, self.probe, options=options,
                                      machine=machine, machine_class=machine_class(machine))
