@@ -20,15 +20,15 @@ except ImportError:  # pragma: no cover - Windows: items run unlocked
 
 
 @contextlib.contextmanager
-def hold(path: Path, *, exclusive: bool) -> Iterator[None]:
-    """Hold ``path`` shared or exclusive for the duration of the block."""
-    if fcntl is None:
+def hold(path: Path, *, mode: str | None) -> Iterator[None]:
+    """Hold ``path`` in ``mode`` ("exclusive" or "shared"; None: no lock) for the block."""
+    if fcntl is None or mode is None:
         yield
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(fd, fcntl.LOCK_EX if mode == "exclusive" else fcntl.LOCK_SH)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)

@@ -269,8 +269,9 @@ class ClaimItem(pytest.Item):
         from claimcheck.runner import scope_problem
 
         # An item outside its scope measures nothing, so it never waits for the lock.
-        exclusive = self.claim.budget.exclusive and scope_problem(self.claim, self.params, machine) is None
-        with locking.hold(session.lock_path, exclusive=exclusive):
+        in_scope = scope_problem(self.claim, self.params, machine) is None
+        mode = ("exclusive" if self.claim.budget.exclusive else "shared") if in_scope else None
+        with locking.hold(session.lock_path, mode=mode):
             outcome = run_claim_item(self.claim, self.name, self.params, self.probe, options=options,
                                      machine=machine, machine_class=machine_class(machine))
         self.stash[outcome_key] = outcome
