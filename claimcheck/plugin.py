@@ -282,7 +282,8 @@ class ClaimItem(pytest.Item):
         self.user_properties.append((PROPERTY, json.dumps(outcome.to_record(), default=str)))
         verdict = outcome.verdict
         if verdict is Verdict.NOT_APPLICABLE:
-            pytest.skip(f"not applicable: {outcome.reason}")
+            # Point the skip at the claim's YAML, not at this line.
+            raise pytest.skip.Exception(f"not applicable: {outcome.reason}", _use_item_location=True)
         if verdict is Verdict.REFUTED:
             raise ClaimRefuted(outcome)
         if verdict is Verdict.ERROR:

@@ -213,7 +213,10 @@ def terminal_summary(cs: "ClaimSession", terminal: Any) -> None:
     machine = next(iter(cs.records.values())).get("machine_class", "")
     if machine:
         terminal.write_line(f"machine: {machine}")
+    stale_ids = {r["claim_id"] for r in cs.records.values() if r.get("stale")}
     for claim_id, chain in sorted(getattr(cs, "stale", {}).items()):
+        if claim_id not in stale_ids:
+            continue
         terminal.write_line(f"stale: {claim_id} <- " + " -> ".join(chain), yellow=True)
     for line in getattr(cs, "drift_lines", []):
         terminal.write_line(f"drifted: {line}", yellow=True)
