@@ -1,0 +1,370 @@
+"""The experiments themselves, on a loaded model: greedy references, the bisector trace, route
+departures with coherence, and the temperature search.
+
+Every function takes an mlx-lm model and token ids and returns JSON-able
+dicts, so a probe can cache them and put them in artifacts. Generation is
+always batched: all branches of a trace (of all prompts asked for at once),
+all continuations of a route, all samples of a temperature sweep.
+
+One shortcut is exact rather than approximate: before its first departure a
+sample *is* the reference, so the distribution it draws from at step ``t`` is
+the teacher-forced distribution after ``ref[:t]``, the same for every seed.
+The first departure of every (policy, seed) is therefore read off one
+teacher-forced pass with the matched-seed draws ``u(seed, t)``; only what
+comes after a departure needs generating.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from claimcheck.sampling.forkmap import (
+    RunTracker,
+    TraceRules,
+    make_node,
+    position_labels,
+    summarize,
+    traced_positions,
+)
+from claimcheck.sampling.generate import DEFAULT_STOP_IDS, GenerationRequest, GenerationStats, Root, generate_batch, prefill
+from claimcheck.sampling.policies import CdfTable, Policy, get_policy
+from claimcheck.sampling.seeds import uniform_draws
+
+Progress = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    return None
+
+
+def greedy_references(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    *,
+    max_tokens: int = 80,
+    stop_ids: Sequence[int] = DEFAULT_STOP_IDS,
+    batch_size: int = 64,
+    stats: GenerationStats | None = None,
+) -> list[list[int]]:
+    """Greedy paths (stop ids excluded) for several prompts, in one batch."""
+    greedy = get_policy("greedy")
+    out = generate_batch(
+        model,
+        [GenerationRequest(prompt=p, policy=greedy, max_tokens=max_tokens) for p in prompts],
+        stop_ids=stop_ids,
+        batch_size=batch_size,
+        stats=stats,
+    )
+    return [g.tokens for g in out]
+
+
+def reference_pass(model: Any, prompt: Sequence[int], ref: Sequence[int]) -> tuple[Root, np.ndarray]:
+    """One forward pass over prompt + reference: the root cache for branches and the per-position log-probs.
+
+    Returns ``(root, rows)`` with ``rows[i]`` the teacher-forced distribution of ``ref[i]`` (``[N, V]``).
+    """
+    root, rows = prefill(model, list(prompt) + list(ref), logits=True)
+    start = len(prompt) - 1
+    return root, rows[start : start + len(ref)]
+
+
+def position_features(rows: np.ndarray, ref: Sequence[int]) -> list[dict[str, float]]:
+    """Per reference position: the reference token's probability and the best other token.
+
+    ``p1``/``top1`` are the reference token (the greedy choice) and its
+    probability; ``p2``/``rank2`` the most probable token other than it (the
+    rank-2 token, robust to near-ties between the greedy decode and the
+    teacher-forced pass). Also the local features a sampler could see:
+    entropy (nats), ``p1 - p2``, top-2 mass and the runner-up's share of the
+    mass outside the top token (``p2 / (1 - p1)``, high for a two-peaked
+    distribution), and the reference token's log-prob.
+    """
+    out = []
+    for i, token in enumerate(ref):
+        row = rows[i].astype(np.float64)
+        ref_lp = float(row[token])
+        masked = row.copy()
+        masked[token] = -np.inf
+        rank2 = int(np.argmax(masked))
+        probs = np.exp(row)
+        entropy = float(-np.sum(np.where(probs > 0, probs * row, 0.0)))
+        p1, p2 = math.exp(ref_lp), math.exp(float(row[rank2]))
+        out.append(
+            {
+                "top1": int(token),
+                "rank2": rank2,
+                "p1": p1,
+                "p2": p2,
+                "ref_logprob": ref_lp,
+                "entropy": entropy,
+                "margin": p1 - p2,
+                "top2_mass": p1 + p2,
+                "bimodality": p2 / (1.0 - p1) if p1 < 1.0 else 0.0,
+            }
+        )
+    return out
+
+
+def bisector_traces(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    *,
+    rules: TraceRules = TraceRules(),
+    max_ref_tokens: int = 80,
+    stop_ids: Sequence[int] = DEFAULT_STOP_IDS,
+    early_stop: bool = True,
+    batch_size: int = 64,
+    progress: Progress = _quiet,
+) -> list[dict[str, Any]]:
+    """The fork map of each prompt (methods, section C), all branches in one batched generation.
+
+    Args:
+        prompts: chat-templated prompt ids.
+        rules: thresholds (defaults are the original experiment's).
+        max_ref_tokens: length cap of the greedy reference.
+        early_stop: stop a branch once its outcome can no longer change (a
+            re-merge is certain, or the rest of the branch cannot lift the score
+            over the next threshold); its recorded score then covers the tokens
+            generated so far, its label is the same as a full run's.
+
+    Returns:
+        One JSON-able record per prompt: the reference, per-position features,
+        nodes, labels, summary and work done.
+    """
+    stats = GenerationStats()
+    progress(f"bisector trace: greedy references for {len(prompts)} prompt(s)")
+    refs = greedy_references(model, prompts, max_tokens=max_ref_tokens, stop_ids=stop_ids, batch_size=batch_size, stats=stats)
+    passes = [reference_pass(model, p, r) for p, r in zip(prompts, refs)]
+    roots = [root for root, _ in passes]
+    features = [position_features(rows, r) for (_, rows), r in zip(passes, refs)]
+    greedy = get_policy("greedy")
+    requests: list[GenerationRequest] = []
+    trackers: list[RunTracker] = []
+    for k, (prompt, ref, feats) in enumerate(zip(prompts, refs, features)):
+        n = len(ref)
+        for i in traced_positions(n, rules):
+            lr = n - 1 - i
+            forced = list(prompt) + list(ref[:i]) + [feats[i]["rank2"]]
+            requests.append(GenerationRequest(prompt=forced, policy=greedy, max_tokens=lr + rules.extra_tokens, tag=(k, i)))
+            trackers.append(RunTracker(ref[i + 1 :]))
+
+    def settled(index: int, tokens: list[int]) -> bool:
+        tracker = trackers[index]
+        tracker.push(tokens[-1])
+        return early_stop and tracker.settled(requests[index].max_tokens - len(tokens), rules)
+
+    progress(f"bisector trace: {len(requests)} branches")
+    branches = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stop_when=settled, stats=stats)
+    nodes_by_prompt: list[list[Any]] = [[] for _ in prompts]
+    for request, branch in zip(requests, branches):
+        k, i = request.tag
+        f = features[k][i]
+        nodes_by_prompt[k].append(
+            make_node(i, f["p1"], f["p2"], f["top1"], f["rank2"], branch.tokens, refs[k], rules, decided_early=branch.finish_reason == "early")
+        )
+    records = []
+    for k, prompt in enumerate(prompts):
+        ref, nodes = refs[k], nodes_by_prompt[k]
+        summary = summarize(len(ref), nodes, rules)
+        records.append(
+            {
+                "prompt_tokens": len(prompt),
+                "ref": list(ref),
+                "ref_mean_logprob": float(np.mean([f["ref_logprob"] for f in features[k]])) if ref else None,
+                "positions": features[k],
+                "nodes": [node.to_json() for node in nodes],
+                "labels": position_labels(len(ref), nodes),
+                "summary": summary.__dict__ | {"fork_positions": list(summary.fork_positions)},
+                "work": stats.to_json(),
+            }
+        )
+    return records
+
+
+def first_departures(rows: np.ndarray, ref: Sequence[int], policy: Policy, seeds: Sequence[int]) -> tuple[list[int], list[int | None]]:
+    """First departure from ``ref`` and the token drawn there, per seed, from teacher-forced rows.
+
+    ``rows[t]`` is the distribution after ``ref[:t]``; seed ``s`` draws
+    ``u(s, t)`` at step ``t`` exactly as in generation.
+    """
+    n = len(ref)
+    if n == 0:
+        return [0] * len(seeds), [None] * len(seeds)
+    table = CdfTable(policy.log_weights(rows))
+    positions = np.repeat(np.arange(n), len(seeds))
+    seed_list = np.tile(np.asarray(seeds, dtype=np.int64), n)
+    u = uniform_draws([int(s) for s in seed_list], [int(t) for t in positions])
+    drawn = table.locate(positions, u).reshape(n, len(seeds))
+    differs = drawn != np.asarray(ref, dtype=np.int64)[:, None]
+    departures, tokens = [], []
+    for column in range(len(seeds)):
+        hits = np.flatnonzero(differs[:, column])
+        if hits.size:
+            departures.append(int(hits[0]))
+            tokens.append(int(drawn[hits[0], column]))
+        else:
+            departures.append(n)
+            tokens.append(None)
+    return departures, tokens
+
+
+def fork_departure_coherence(
+    model: Any,
+    items: Sequence[dict[str, Any]],
+    *,
+    roots: Sequence[Root] = (),
+    stop_ids: Sequence[int] = DEFAULT_STOP_IDS,
+    batch_size: int = 64,
+    stats: GenerationStats | None = None,
+) -> list[dict[str, Any]]:
+    """Continue every given departure to the reference's length and score it under the model.
+
+    Each item has ``prompt`` (ids), ``ref``, ``ref_logprobs`` (per position),
+    ``policy`` (a :class:`Policy`), ``seed``, ``departure`` (position ``d``),
+    ``token`` (drawn at ``d``) and ``token_logprob`` (the model's log-prob of it).
+    The sample from ``d`` onward is the departing token plus a continuation
+    drawn with the same seed from step ``d + 1``, up to ``len(ref)`` tokens in
+    all or a stop token. Returns per item the sample's mean log-prob, the
+    reference's mean log-prob over the whole reference and over the same
+    positions, and the continuation tokens.
+    """
+    requests, owners = [], []
+    stop_set = {int(t) for t in stop_ids}
+    for index, item in enumerate(items):
+        d, n = item["departure"], len(item["ref"])
+        remaining = n - d - 1
+        if remaining > 0 and item["token"] not in stop_set:
+            requests.append(
+                GenerationRequest(
+                    prompt=list(item["prompt"]) + list(item["ref"][:d]) + [item["token"]],
+                    policy=item["policy"],
+                    seed=item["seed"],
+                    start_step=d + 1,
+                    max_tokens=remaining,
+                )
+            )
+            owners.append(index)
+    generated = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stats=stats)
+    continuations = dict(zip(owners, generated))
+    out = []
+    for index, item in enumerate(items):
+        continuation = continuations.get(index)
+        logprobs = [item["token_logprob"]] + (continuation.logprobs if continuation else [])
+        d = item["departure"]
+        out.append(
+            {
+                "sample_mean_logprob": float(np.mean(logprobs)),
+                "ref_mean_logprob": float(np.mean(item["ref_logprobs"])),
+                "ref_span_mean_logprob": float(np.mean(item["ref_logprobs"][d:])),
+                "sample_tokens": [item["token"]] + (continuation.tokens if continuation else []),
+            }
+        )
+    return out
+
+
+_WORD = re.compile(r"[a-z0-9']+")
+STOPWORDS = frozenset(
+    "a an the and or but if of to in on at by for with from as is are was were be been being it its this that these "
+    "those there their they them he she his her i you your we our my me not no so do does did can could should would "
+    "will may might must have has had than then too very just also into about over under up down out off again".split()
+)
+
+
+def normalize_text(text: str) -> str:
+    """Whitespace-normalised text for exact matching."""
+    return " ".join(text.split())
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased word set without common function words (the content of a text)."""
+    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS}
+
+
+def content_recall(sample: str, target: str) -> float | None:
+    """Share of the target's content words that the sample also uses (``None`` if the target has none)."""
+    wanted = content_words(target)
+    if not wanted:
+        return None
+    return len(wanted & content_words(sample)) / len(wanted)
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def temperature_search(
+    model: Any,
+    decode: Callable[[Sequence[int]], str],
+    prompt: Sequence[int],
+    *,
+    target_policy: Policy,
+    target_seed: int,
+    temperatures: Sequence[float],
+    seeds: Sequence[int],
+    max_tokens: int,
+    ban_ids: Sequence[int] = DEFAULT_STOP_IDS,
+    batch_size: int = 64,
+    progress: Progress = _quiet,
+) -> dict[str, Any]:
+    """Can pure temperature reproduce one curve-generated sample (methods, section E)?
+
+    The target and every temperature sample have exactly ``max_tokens`` tokens
+    (stop ids banned). The target's fork is the first position where it leaves
+    the greedy path (the mode all temperature paths concentrate on); a
+    temperature sample crosses the fork when it agrees with the target through
+    that position.
+    """
+    stats = GenerationStats()
+    greedy = get_policy("greedy")
+    progress("temperature search: target and greedy path")
+    target, greedy_path = generate_batch(
+        model,
+        [
+            GenerationRequest(prompt=prompt, policy=target_policy, seed=target_seed, max_tokens=max_tokens),
+            GenerationRequest(prompt=prompt, policy=greedy, max_tokens=max_tokens),
+        ],
+        stop_ids=(),
+        ban_ids=ban_ids,
+        batch_size=batch_size,
+        stats=stats,
+    )
+    target_text = decode(target.tokens)
+    fork = common_prefix(target.tokens, greedy_path.tokens)
+    requests = [
+        GenerationRequest(prompt=prompt, policy=get_policy(f"temp{t:g}"), seed=s, max_tokens=max_tokens, tag=(t, s))
+        for t in temperatures
+        for s in seeds
+    ]
+    progress(f"temperature search: {len(requests)} samples")
+    samples = generate_batch(model, requests, stop_ids=(), ban_ids=ban_ids, batch_size=batch_size, stats=stats)
+    rows = []
+    for request, sample in zip(requests, samples):
+        text = decode(sample.tokens)
+        shared = common_prefix(sample.tokens, target.tokens)
+        rows.append(
+            {
+                "temperature": request.tag[0],
+                "seed": request.tag[1],
+                "exact_match": int(normalize_text(text) == normalize_text(target_text)),
+                "shared_prefix": shared,
+                "crossed_fork": int(fork < len(target.tokens) and shared > fork),
+                "content_recall": content_recall(text, target_text),
+                "text": text,
+            }
+        )
+    return {
+        "target": {"tokens": target.tokens, "text": target_text, "policy": target_policy.describe(), "seed": target_seed},
+        "greedy": {"tokens": greedy_path.tokens, "text": decode(greedy_path.tokens)},
+        "fork_position": fork,
+        "samples": rows,
+        "work": stats.to_json(),
+    }
