@@ -332,6 +332,15 @@ def cmd_new(args: argparse.Namespace, ask: Callable[[str], str] | None = None) -
     return OK
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Write the cross-machine comparison of portable claims."""
+    from claimcheck.report.compare import write
+
+    for path in write(args.stores, args.out):
+        print(f"wrote {path}")
+    return OK
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -368,6 +377,11 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("dest")
     merge.add_argument("sources", nargs="+", metavar="SRC")
     merge.set_defaults(handler=cmd_merge)
+
+    compare = sub.add_parser("compare", help="portable claims side by side across machine classes")
+    compare.add_argument("stores", nargs="+", metavar="STORE", help="evidence stores (e.g. reports/claimcheck.sqlite reports/profiles/*.sqlite)")
+    compare.add_argument("--out", default="reports/profiles", help="folder for comparison.md/.png (default reports/profiles)")
+    compare.set_defaults(handler=cmd_compare)
 
     validate = sub.add_parser("validate", help="lint claim files without running probes")
     validate.add_argument("paths", nargs="*", help="files or folders (default claims/)")

@@ -34,6 +34,7 @@ def open_run(config: pytest.Config, rootdir: Path) -> tuple["EvidenceStore", str
 
     path = store_path(config, rootdir)
     path.parent.mkdir(parents=True, exist_ok=True)
+    merge_profiles(path, rootdir)
     store = EvidenceStore(path)
     machine = fingerprint()
     suite_commit, claims_commit = git_commits(rootdir)
@@ -45,6 +46,19 @@ def open_run(config: pytest.Config, rootdir: Path) -> tuple["EvidenceStore", str
     run_id = store.begin_run(machine=machine, machine_class=machine_class(machine), options=options,
                              suite_commit=suite_commit, claims_commit=claims_commit)
     return store, run_id
+
+
+def merge_profiles(path: Path, rootdir: Path) -> None:
+    """Bring the committed machine profiles (``reports/profiles/*.sqlite``) into the store.
+
+    They are other machines' runs (e.g. the H200), so history and reports can
+    show them beside this machine's; merging is idempotent.
+    """
+    from claimcheck.store import merge
+
+    profiles = sorted((rootdir / "reports" / "profiles").glob("*.sqlite"))
+    if profiles:
+        merge(path, profiles)
 
 
 def record(store: "EvidenceStore", run_id: str | None, outcome: dict[str, Any]) -> None:

@@ -1,0 +1,117 @@
+"""Cross-machine comparison: every portable claim's verdict and figure, one column per machine class.
+
+A figure from one machine class is never compared with another's as if they
+were the same machine: each column is that class's latest run, and the
+source doc's own figure (as quoted in the claim) stands beside them for
+reference, labelled with the machine it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from claimcheck.report import text
+from claimcheck.store import EvidenceStore
+
+
+@dataclass
+class Comparison:
+    """Latest result per (item, machine class) for portable claims."""
+
+    classes: list[str] = field(default_factory=list)
+    runs: dict[str, str] = field(default_factory=dict)
+    rows: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # item -> class -> result
+    figures: dict[str, str] = field(default_factory=dict)  # item -> the source doc's figure
+
+
+def gather(stores: Iterable[EvidenceStore]) -> Comparison:
+    """Each machine class's latest complete run across ``stores``."""
+    comparison = Comparison()
+    latest: dict[str, tuple[str, EvidenceStore, str]] = {}
+    for store in stores:
+        for run in store.runs():
+            klass = run.get("machine_class") or "?"
+            if run.get("effective_status", run.get("status")) == "running":
+                continue
+            if klass not in latest or run["started"] > latest[klass][0]:
+                latest[klass] = (run["started"], store, run["run_id"])
+    for klass in sorted(latest):
+        _, store, run_id = latest[klass]
+        comparison.classes.append(klass)
+        comparison.runs[klass] = run_id
+        for result in store.results(run_id):
+            claim = result.get("claim") or {}
+            if (claim.get("scope") or {}).get("kind") != "portable":
+                continue
+            if ((result.get("decision") or {}).get("details") or {}).get("deterministic"):
+                continue  # arithmetic: identical on every machine by construction
+            comparison.rows.setdefault(result["item_id"], {})[klass] = result
+            comparison.figures[result["item_id"]] = (claim.get("source") or {}).get("figure", "")
+    return comparison
+
+
+def markdown(comparison: Comparison) -> str:
+    """A table: item | source figure | one column per machine class (verdict, figure [interval])."""
+    head = ["claim item", "source doc (M1 Max unless stated)"] + [f"`{k}`" for k in comparison.classes]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for item in sorted(comparison.rows):
+        cells = [f"`{item}`", text.one_line(comparison.figures.get(item, ""))[:90]]
+        for klass in comparison.classes:
+            result = comparison.rows[item].get(klass)
+            cells.append(f"**{result['verdict']}** {text.measured(result)}" if result else "—")
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    runs = "; ".join(f"`{k}`: run {r}" for k, r in comparison.runs.items())
+    return "\n".join(["# Portable claims across machines", "", f"Latest run per machine class: {runs}.", "",
+                      "Each column is one machine class; figures are never pooled across classes. "
+                      "Arithmetic claims are left out (they are the same everywhere).", "", *lines, ""])
+
+
+def plot(comparison: Comparison) -> bytes | None:
+    """Verdict grid: items down, machine classes across, coloured by verdict."""
+    from matplotlib.patches import Rectangle
+
+    from claimcheck.report.plots import COLOURS, _figure, _png
+
+    items = sorted(comparison.rows)
+    if not items or not comparison.classes:
+        return None
+    fig = _figure(3.2 + 2.6 * len(comparison.classes), 0.28 * len(items) + 1.4)
+    ax = fig.add_subplot(1, 1, 1)
+    for x, klass in enumerate(comparison.classes):
+        for y, item in enumerate(items):
+            result = comparison.rows[item].get(klass)
+            verdict = result["verdict"] if result else "not-applicable"
+            ax.add_patch(Rectangle(
+                (x, y), 0.95, 0.9, color=COLOURS.get(verdict, "#9e9e9e"), alpha=0.55))
+            label = verdict if not result or result.get("statistic") is None else f"{verdict} {result['statistic']:.3g}"
+            ax.text(x + 0.47, y + 0.45, label, ha="center", va="center", fontsize=6.5)
+    ax.set_xlim(0, len(comparison.classes))
+    ax.set_ylim(len(items), 0)
+    ax.set_xticks([x + 0.47 for x in range(len(comparison.classes))], comparison.classes, fontsize=7)
+    ax.set_yticks([y + 0.45 for y in range(len(items))], items, fontsize=6.5)
+    ax.tick_params(length=0)
+    ax.set_title("Portable claims: verdict and estimate per machine class", fontsize=9)
+    return _png(fig)
+
+
+def write(stores: Iterable[str | Path], out_dir: str | Path) -> list[Path]:
+    """Write ``comparison.md`` (and ``comparison.png``) under ``out_dir``."""
+    opened = [EvidenceStore(path, readonly=True) for path in stores]
+    try:
+        comparison = gather(opened)
+    finally:
+        for store in opened:
+            store.close()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "comparison.md"]
+    body = markdown(comparison)
+    png = plot(comparison)
+    if png is not None:
+        (out / "comparison.png").write_bytes(png)
+        written.append(out / "comparison.png")
+        body += "\n![verdicts per machine class](comparison.png)\n"
+    written[0].write_text(body, encoding="utf-8")
+    return written
