@@ -109,7 +109,13 @@ def _load(ctx: ProbeContext, model: str, variant: str | None) -> Any:
 
 
 def chat_ids(tokenizer: Any, text: str) -> list[int]:
-    """The model's chat template around one user turn, ready for generation."""
+    """The model's chat template around one user turn, ready for generation.
+
+    A base model without a chat template (e.g. Gemma 3 270M) gets the prompt as
+    plain text after its BOS token instead.
+    """
+    if not getattr(tokenizer, "chat_template", None):
+        return [int(t) for t in tokenizer.encode(text)]
     ids = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True)
     if isinstance(ids, str):
         ids = tokenizer.encode(ids, add_special_tokens=False)
