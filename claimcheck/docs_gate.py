@@ -203,11 +203,10 @@ class Evidence:
         self.label = label
         self._history: dict[str, list[dict[str, Any]]] = {}
         if machine_class is None and store is not None:
-            latest = store.latest_run()
-            machine_class = (latest or {}).get("machine_class") or None
+            machine_class = _this_machine_class(store)
         self.gating_class = machine_class
 
-    def classes(self) -> list[str]:
+    def classes(self) -> list[str]:  # noqa: D102
         if self.store is None:
             return []
         return sorted({run.get("machine_class") or "" for run in self.store.runs()} - {""})
@@ -758,3 +757,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
+
+
+def _this_machine_class(store: Any) -> str | None:
+    """The gating class by default: this machine's, when the store has a run of it.
+
+    Stores merge in other machines' profiles (a GPU run, a CI matrix), so "the
+    latest run" may be another machine's; gating on it would judge this
+    machine's docs by that machine's figures. Falls back to the latest run.
+    """
+    try:
+        from claimcheck.machine import machine_class
+
+        mine = machine_class()
+    except Exception:  # noqa: BLE001 - no MLX here: gate on what the store has
+        mine = None
+    if mine and any(run.get("machine_class") == mine for run in store.runs(mine)):
+        return mine
+    latest = store.latest_run()
+    return (latest or {}).get("machine_class") or None
