@@ -106,3 +106,31 @@ def atomic_directory(final: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(temporary, ignore_errors=True)
         raise
+
+
+def load_converted(model_id: str, variant: str, converted: tuple[Path, dict, bool], **extra: object) -> "LoadedModel":
+    """``mlx_lm.load`` a directory made by one of the converters, with its manifest's facts.
+
+    Args:
+        converted: what the converter's ``ensure_converted`` returned: the
+            directory, its manifest, and whether it was converted just now.
+        extra: model facts to record beside the source hash (e.g. a licence).
+    """
+    import time
+
+    from mlx_lm import load as mlx_lm_load
+
+    from claimcheck.models._registry import LoadedModel
+
+    directory, manifest, converted_now = converted
+    started = time.perf_counter()
+    model, tokenizer, config = mlx_lm_load(str(directory), return_config=True)
+    load_seconds = time.perf_counter() - started
+    timings = {"load_seconds": round(load_seconds, 3)}
+    if converted_now:
+        timings["convert_seconds"] = float(manifest.get("convert_seconds", 0.0))
+    return LoadedModel(
+        model=model, tokenizer=tokenizer, model_id=model_id, variant=variant, path=directory,
+        weights_hash=manifest["weights_sha256"], config=config, reads_text=True,
+        extra={"source_sha256": manifest.get("source_sha256"), **extra}, timings=timings,
+    )

@@ -603,28 +603,10 @@ def ensure_converted(variant: str) -> tuple[Path, dict[str, Any], bool]:
 
 def load_gemma3(model_id: str, variant: str | None) -> LoadedModel:
     """Convert on first use, then ``mlx_lm.load`` the directory."""
-    variant = variant or "fp32"
-    directory, manifest, converted_now = ensure_converted(variant)
-    from mlx_lm import load as mlx_lm_load
+    from claimcheck.models._files import load_converted
 
-    started = time.perf_counter()
-    model, tokenizer, config = mlx_lm_load(str(directory), return_config=True)
-    load_seconds = time.perf_counter() - started
-    return LoadedModel(
-        model=model,
-        tokenizer=tokenizer,
-        model_id=MODEL_ID,
-        variant=variant,
-        path=directory,
-        weights_hash=manifest["weights_sha256"],
-        config=config,
-        reads_text=True,
-        extra={"source_sha256": manifest.get("source_sha256"), "license": "Gemma Terms of Use"},
-        timings={
-            **({"convert_seconds": float(manifest.get("convert_seconds", 0.0))} if converted_now else {}),
-            "load_seconds": round(load_seconds, 3),
-        },
-    )
+    variant = variant or "fp32"
+    return load_converted(MODEL_ID, variant, ensure_converted(variant), license="Gemma Terms of Use")
 
 
 def _locate(model_id: str) -> str:

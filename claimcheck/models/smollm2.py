@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import time
 from importlib import metadata
 from pathlib import Path
 
@@ -83,28 +82,10 @@ def ensure_converted(variant: str) -> tuple[Path, dict, bool]:
 
 def load_smollm2(model_id: str, variant: str | None) -> LoadedModel:
     """Convert on first use, then ``mlx_lm.load`` the directory."""
-    variant = variant or "fp32"
-    directory, manifest, converted_now = ensure_converted(variant)
-    from mlx_lm import load as mlx_lm_load
+    from claimcheck.models._files import load_converted
 
-    started = time.perf_counter()
-    model, tokenizer, config = mlx_lm_load(str(directory), return_config=True)
-    load_seconds = time.perf_counter() - started
-    return LoadedModel(
-        model=model,
-        tokenizer=tokenizer,
-        model_id=MODEL_ID,
-        variant=variant,
-        path=directory,
-        weights_hash=manifest["weights_sha256"],
-        config=config,
-        reads_text=True,
-        extra={"source_sha256": manifest.get("source_sha256")},
-        timings={
-            **({"convert_seconds": float(manifest.get("convert_seconds", 0.0))} if converted_now else {}),
-            "load_seconds": round(load_seconds, 3),
-        },
-    )
+    variant = variant or "fp32"
+    return load_converted(MODEL_ID, variant, ensure_converted(variant))
 
 
 def _locate(model_id: str) -> str:
