@@ -122,3 +122,23 @@ def sleepy(ctx: ProbeContext, *, tag: int) -> dict:
     assert len(intervals) == 6
     for (_, end), (start, _) in zip(intervals, intervals[1:]):
         assert start >= end, "two exclusive items ran at the same time"
+
+
+def test_store_and_reports_agree_with_the_pytest_summary(demo_project: pytest.Pytester) -> None:
+    import json
+
+    _copy_demo_claims(demo_project)
+    result = demo_project.runpytest("claims", "--claims-family=none")
+    outcomes = result.parseoutcomes()
+    reports = demo_project.path / "reports"
+    summary = json.loads((reports / "index.json").read_text())
+    counts = summary["counts"]
+    assert counts["holds"] == outcomes["passed"]
+    assert counts["refuted"] == outcomes["failed"]
+    assert counts["not-applicable"] == outcomes["skipped"]
+    assert counts["inconclusive"] == outcomes["inconclusive"]
+    refuted = {"demo-at-most-refuted", "demo-ratio-grid"}
+    assert {p.stem for p in (reports / "corrections").glob("*.md")} == refuted
+    assert (reports / "index.html").read_text().count("demo-") >= 10
+    assert (reports / "forest.png").read_bytes()[:4] == b"\x89PNG"
+    assert (reports / "claimcheck.sqlite").exists()
