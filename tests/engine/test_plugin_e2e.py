@@ -142,3 +142,32 @@ def test_store_and_reports_agree_with_the_pytest_summary(demo_project: pytest.Py
     assert (reports / "index.html").read_text().count("demo-") >= 10
     assert (reports / "forest.png").read_bytes()[:4] == b"\x89PNG"
     assert (reports / "claimcheck.sqlite").exists()
+
+
+def test_expensive_results_are_cached_and_fresh_recomputes(demo_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe's cached result is reused by the next run; --claims-fresh computes it again."""
+    demo_project.makepyfile(**{"probes/costly.py": '''
+import os
+from claimcheck.harness.cache import cached
+from claimcheck.probe import probe, Output, ProbeContext
+
+@probe("costly", outputs={"x": Output("")}, deterministic=True)
+def costly(ctx: ProbeContext, *, size: int) -> dict:
+    def compute():
+        with open(os.environ["COMPUTED"], "a") as log:
+            log.write("computed\\n")
+        return [float(size)]
+    value, hit = cached({"probe": "costly", "params": {"size": size}}, compute, fresh=ctx.fresh,
+                        cache_dir=os.environ["CACHE"], environment={})
+    ctx.info["cache_hit"] = hit
+    return {"x": value}
+'''})
+    (demo_project.path / "claims" / "c.yaml").write_text(
+        CLAIM.replace("bad-claim", "costly-claim").replace("name: normal, params: {mean: 1}", "name: costly, params: {size: 3}")
+        .replace("rule: at_least, output: x, threshold: 0", "rule: exact, output: x, expected: 3, tolerance: 0"))
+    computed = demo_project.path / "computed.log"
+    monkeypatch.setenv("COMPUTED", str(computed))
+    monkeypatch.setenv("CACHE", str(demo_project.path / "cache"))
+    for args, runs in (((), 1), ((), 1), (("--claims-fresh",), 2)):
+        demo_project.runpytest("claims", "--claims-no-store", *args).assert_outcomes(passed=1)
+        assert computed.read_text().count("computed") == runs
