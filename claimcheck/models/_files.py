@@ -75,6 +75,36 @@ def weights_hash(directory: Path) -> str:
     return combined.hexdigest()
 
 
+def write_manifest(destination: Path, *, converter_version: int | str, source: Path, source_sha256: str | None,
+                   variant: str, started: float, **facts: object) -> dict:
+    """Write a conversion's manifest last, so a directory without one is known to be unfinished.
+
+    Args:
+        started: ``time.perf_counter()`` at the start of the conversion.
+        facts: converter-specific entries (e.g. the model id).
+    """
+    import platform
+    import time
+
+    import mlx.core as mx
+
+    manifest = {
+        "kind": "gguf-conversion",
+        **facts,
+        "converter_version": converter_version,
+        "source": str(source),
+        "source_sha256": source_sha256,
+        "variant": variant,
+        "weights_sha256": sha256_file(destination / "model.safetensors"),
+        "convert_seconds": round(time.perf_counter() - started, 3),
+        "mlx": mx.__version__,
+        "platform": platform.platform(),
+        "created": time.time(),
+    }
+    (destination / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    return manifest
+
+
 def read_manifest(directory: Path) -> dict | None:
     try:
         manifest = json.loads((directory / MANIFEST).read_text())

@@ -32,7 +32,6 @@ import hashlib
 import json
 import mmap
 import os
-import platform
 import struct
 import tempfile
 import time
@@ -531,7 +530,7 @@ def convert(source: Path, destination: Path, *, variant: str, source_sha256: str
     """
     import mlx.core as mx
 
-    from claimcheck.models._files import MANIFEST, sha256_file
+    from claimcheck.models._files import write_manifest
 
     if variant not in VARIANTS:
         raise ValueError(f"model `{MODEL_ID}` has no variant `{variant}`; expected one of {', '.join(VARIANTS)}")
@@ -561,21 +560,8 @@ def convert(source: Path, destination: Path, *, variant: str, source_sha256: str
     (destination / "special_tokens_map.json").write_text(json.dumps(special, indent=2))
     generation = {key: config[key] for key in ("bos_token_id", "eos_token_id", "pad_token_id")}
     (destination / "generation_config.json").write_text(json.dumps(generation, indent=2))
-    manifest = {
-        "kind": "gguf-conversion",
-        "model": MODEL_ID,
-        "converter_version": CONVERTER_VERSION,
-        "source": str(source),
-        "source_sha256": source_sha256,
-        "variant": variant,
-        "weights_sha256": sha256_file(destination / "model.safetensors"),
-        "convert_seconds": round(time.perf_counter() - started, 3),
-        "mlx": mx.__version__,
-        "platform": platform.platform(),
-        "created": time.time(),
-    }
-    (destination / MANIFEST).write_text(json.dumps(manifest, indent=2))
-    return manifest
+    return write_manifest(destination, converter_version=CONVERTER_VERSION, source=source,
+                          source_sha256=source_sha256, variant=variant, started=started, model=MODEL_ID)
 
 
 def converted_dir(variant: str) -> Path:

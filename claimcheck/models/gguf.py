@@ -17,7 +17,6 @@ Two facts about llama.cpp's GGUF files decide the config:
 from __future__ import annotations
 
 import json
-import platform
 import re
 import time
 from collections import Counter
@@ -252,7 +251,7 @@ def convert(gguf_path: str | Path, destination: Path, *, variant: str, source_sh
     """
     import mlx.core as mx
 
-    from claimcheck.models._files import MANIFEST, sha256_file
+    from claimcheck.models._files import write_manifest
 
     started = time.perf_counter()
     weights, metadata = read_gguf(gguf_path)
@@ -274,17 +273,5 @@ def convert(gguf_path: str | Path, destination: Path, *, variant: str, source_sh
     (destination / "generation_config.json").write_text(
         json.dumps({"bos_token_id": config["bos_token_id"], "eos_token_id": config["eos_token_id"]}, indent=2)
     )
-    manifest = {
-        "kind": "gguf-conversion",
-        "converter_version": CONVERTER_VERSION,
-        "source": str(gguf_path),
-        "source_sha256": source_sha256,
-        "variant": variant,
-        "weights_sha256": sha256_file(destination / "model.safetensors"),
-        "convert_seconds": round(time.perf_counter() - started, 3),
-        "mlx": mx.__version__,
-        "platform": platform.platform(),
-        "created": time.time(),
-    }
-    (destination / MANIFEST).write_text(json.dumps(manifest, indent=2))
-    return manifest
+    return write_manifest(destination, converter_version=CONVERTER_VERSION, source=gguf_path,
+                          source_sha256=source_sha256, variant=variant, started=started)
