@@ -6,7 +6,6 @@ and report modules know nothing about pytest.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 

@@ -163,6 +163,13 @@ class ClaimSession:
                 self.suite_broken = True
         return self._all_claims
 
+    def file_claims(self, path: Path) -> list[Claim]:
+        """The claims of one file, reusing the suite-wide parse when it covered that file."""
+        from claimcheck.loader import read_claim_file
+
+        known = [claim for claim in self.all_claims().values() if claim.path == str(path)]
+        return known if known else read_claim_file(path)
+
     # -- evidence store (controller only) --------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_from_report(report)
@@ -201,11 +208,11 @@ class ClaimFile(pytest.File):
     """A YAML file holding one or more claims."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from claimcheck.loader import check_dependencies, check_probe, expand_grid, read_claim_file
+        from claimcheck.loader import check_dependencies, check_probe, expand_grid
 
         session: ClaimSession = self.config.stash[session_key]
         session.ensure_probes()
-        claims = read_claim_file(self.path)
+        claims = session.file_claims(self.path)
         known = dict(session.all_claims())
         known.update({claim.id: claim for claim in claims})
         try:
