@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -28,6 +29,7 @@ STALE = "stale"
 options_key = pytest.StashKey[RunOptions]()
 outcome_key = pytest.StashKey[Outcome]()
 session_key = pytest.StashKey["ClaimSession"]()
+started_key = pytest.StashKey[float]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,7 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--claims-seed", type=int, default=0, help="run seed; each item derives a stable seed from it")
     group.addoption("--claims-strict", action="store_true", help="treat inconclusive and stale verdicts as failures")
     group.addoption("--claims-budget-scale", type=float, default=1.0, help="multiply every claim's sample and time budget")
-    group.addoption("--claims-fresh", action="store_true", help="ignore cached expensive probe results")
+    group.addoption("--claims-fresh", action="store_true",
+                    help="recompute expensive probe results cached by earlier runs (once per run, shared by its claims)")
     group.addoption("--claims-family", choices=("holm", "bh", "none"), default="holm",
                     help="multiple-comparison control over a run's decided claims (default: holm)")
     group.addoption("--claims-cascade", choices=("report", "fail"), default="report",
@@ -70,12 +73,28 @@ def pytest_configure(config: pytest.Config) -> None:
         alpha=config.getoption("--claims-alpha"),
         seed=config.getoption("--claims-seed"),
         budget_scale=config.getoption("--claims-budget-scale"),
-        fresh=config.getoption("--claims-fresh"),
+        fresh=_run_started(config) if config.getoption("--claims-fresh") else False,
         cv_bound=config.getoption("--claims-cv-bound"),
         progress=_progress_writer(),
     )
     config.stash[session_key] = ClaimSession(config, rootdir)
     config.pluginmanager.register(config.stash[session_key], "claimcheck-session")
+
+
+STARTED = "claimcheck_started"
+
+
+def _run_started(config: pytest.Config) -> float:
+    """When the run began: the controller's clock, shared with xdist workers through ``workerinput``."""
+    if _is_worker(config):
+        return float(config.workerinput.get(STARTED, time.time()))  # type: ignore[attr-defined]
+    return config.stash.setdefault(started_key, time.time())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: give each worker the controller's start time, so ``--claims-fresh`` means one run everywhere."""
+    node.workerinput[STARTED] = _run_started(node.config)
 
 
 def _progress_writer():

@@ -40,7 +40,9 @@ class ProbeContext:
         artifacts: JSON-serialisable evidence the probe wants kept (e.g. a
             trace); saved next to the verdict.
         info: facts about the measurement to record (model variant, BLAS, ...).
-        fresh: ignore cached expensive results.
+        fresh: which cached expensive results to ignore: ``False`` none, a timestamp those
+            stored before it (``--claims-fresh`` passes the run's start), ``True`` all; pass it
+            on to :func:`claimcheck.harness.cache.cached`.
         progress: callback for a one-line progress message on long probes.
     """
 
@@ -50,7 +52,7 @@ class ProbeContext:
     rng: random.Random = field(default_factory=random.Random)
     artifacts: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
-    fresh: bool = False
+    fresh: bool | float = False
     cache_dir: str | None = None
     progress: Callable[[str], None] = lambda message: None
 

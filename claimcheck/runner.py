@@ -36,7 +36,7 @@ class RunOptions:
     alpha: float | None = None  # overrides each claim's alpha when set
     seed: int = 0
     budget_scale: float = 1.0
-    fresh: bool = False
+    fresh: bool | float = False  # a timestamp: cached results stored before it are ignored
     cache_dir: str | None = None
     cv_bound: float = 0.10
     progress: Callable[[str], None] = lambda message: None

@@ -162,6 +162,19 @@ def _raise_miss() -> Any:
     raise _Miss
 
 
+def _stored(ctx: ProbeContext, keys: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The stored values among ``keys`` (respecting ``--claims-fresh``); computes nothing."""
+    from claimcheck.harness.cache import cached
+
+    found = {}
+    for name, key in keys.items():
+        try:
+            found[name], _ = cached(key, _raise_miss, fresh=ctx.fresh, cache_dir=ctx.cache_dir)
+        except _Miss:
+            pass
+    return found
+
+
 def _cached_many(
     ctx: ProbeContext,
     keys: Mapping[str, dict[str, Any]],
@@ -175,20 +188,16 @@ def _cached_many(
     from claimcheck.harness.cache import cached, results_dir
 
     def lookup(names: Sequence[str]) -> list[str]:
-        absent = []
-        for name in names:
-            try:
-                values[name], _ = cached(keys[name], _raise_miss, cache_dir=ctx.cache_dir)
-            except _Miss:
-                absent.append(name)
-        return absent
+        found = _stored(ctx, {name: keys[name] for name in names})
+        values.update(found)
+        return [name for name in names if name not in found]
 
     values: dict[str, Any] = {}
-    missing = list(keys) if ctx.fresh else lookup(list(keys))
+    missing = lookup(list(keys))
     if missing:
         probe_name = str(next(iter(keys.values()))["probe"])
         with _exclusive(results_dir(ctx.cache_dir) / f".{probe_name}.lock"):
-            missing = missing if ctx.fresh else lookup(missing)
+            missing = lookup(missing)
             if missing:
                 computed = compute_missing(missing)
                 for name in missing:
@@ -213,8 +222,13 @@ def _rules(genuine_p2: float) -> Any:
     return TraceRules(genuine_p2=float(genuine_p2))
 
 
-def _trace_keys(lm: Any, prompts: Sequence[CurvePrompt], ids: Mapping[str, list[int]], rules: Any, max_ref_tokens: int, stops: list[int]) -> dict[str, dict[str, Any]]:
+def _trace_keys(
+    lm: Any, prompts: Sequence[CurvePrompt], ids: Mapping[str, list[int]], rules: Any, max_ref_tokens: int, stops: list[int],
+    branches: str = "all",
+) -> dict[str, dict[str, Any]]:
     base = _model_key(lm) | {"probe": "bisector_trace", "rules": asdict(rules), "max_ref_tokens": int(max_ref_tokens), "stop_ids": stops, "early_stop": True}
+    if branches != "all":
+        base["branches"] = branches
     return {p.id: base | {"prompt_ids": ids[p.id]} for p in prompts}
 
 
@@ -226,24 +240,42 @@ def traces(
     genuine_p2: float = 0.05,
     max_ref_tokens: int = 80,
     batch_size: int = 64,
+    branches: str = "all",
 ) -> dict[str, dict[str, Any]]:
-    """The fork map of each prompt, cached per prompt; missing ones are traced in one batch."""
+    """The fork map of each prompt, cached per prompt; missing ones are traced in one batch.
+
+    ``branches="genuine"`` asks only for the genuine alternatives' branches (enough for fork
+    shares, funnels and the classifier): a full trace serves it when one is stored, else a
+    genuine-only one is made. A full trace (``"all"``, for the route's labels) completes a stored
+    genuine-only trace of the same prompt rather than tracing it again.
+    """
     from claimcheck.sampling.runs import bisector_traces
 
     rules = _rules(genuine_p2)
     ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in prompts}
     stops = stop_token_ids(lm.tokenizer)
-    keys = _trace_keys(lm, prompts, ids, rules, max_ref_tokens, stops)
+    full = _trace_keys(lm, prompts, ids, rules, max_ref_tokens, stops)
+    partial = _trace_keys(lm, prompts, ids, rules, max_ref_tokens, stops, branches="genuine")
 
-    def compute(missing: list[str]) -> dict[str, Any]:
-        ctx.progress(f"bisector trace of {len(missing)} prompt(s)")
-        records = bisector_traces(
-            lm.model, [ids[name] for name in missing], rules=rules, max_ref_tokens=max_ref_tokens,
-            stop_ids=stops, batch_size=batch_size, progress=ctx.progress,
-        )
-        return dict(zip(missing, records))
+    def tracer(mode: str) -> Callable[[list[str]], dict[str, Any]]:
+        def compute(missing: list[str]) -> dict[str, Any]:
+            known = _stored(ctx, {name: partial[name] for name in missing}) if mode == "all" else {}
+            ctx.progress(f"bisector trace ({mode} branches) of {len(missing)} prompt(s), {len(known)} completed from genuine-only traces")
+            records = bisector_traces(
+                lm.model, [ids[name] for name in missing], rules=rules, max_ref_tokens=max_ref_tokens, stop_ids=stops,
+                batch_size=batch_size, progress=ctx.progress, branches=mode, known=[known.get(name) for name in missing],
+            )
+            return dict(zip(missing, records))
 
-    return _cached_many(ctx, keys, compute)
+        return compute
+
+    if branches == "all":
+        return _cached_many(ctx, full, tracer("all"))
+    if branches != "genuine":
+        raise ProbeError(f"`branches` must be `all` or `genuine`, got {branches!r}")
+    found = _stored(ctx, full)
+    rest = {p.id: partial[p.id] for p in prompts if p.id not in found}
+    return found | (_cached_many(ctx, rest, tracer("genuine")) if rest else {})
 
 
 def _trace_artifact(prompt: CurvePrompt, record: Mapping[str, Any], decode: Callable[[Sequence[int]], str]) -> dict[str, Any]:
@@ -289,7 +321,7 @@ def bisector_trace(
         return {name: [] for name in _TRACE_OUTPUTS}
     chosen = select_prompts(prompts)
     lm = _load(ctx, model, variant)
-    records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size)
+    records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size, branches="genuine")
     out: dict[str, list[float]] = {name: [] for name in _TRACE_OUTPUTS}
     undefined = []
     for p in chosen:
@@ -524,7 +556,7 @@ def fork_classifier(
         raise ProbeError(f"unknown feature(s) {', '.join(unknown)}; expected some of {', '.join(FEATURES)}")
     chosen = select_prompts(prompts)
     lm = _load(ctx, model, variant)
-    records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size)
+    records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size, branches="genuine")
     rows, labels, groups = [], [], []
     for p in chosen:
         record = records[p.id]
@@ -574,8 +606,14 @@ def temperature_search(
     seed_start: int = 0,
     max_tokens: int = 48,
     batch_size: int = 64,
+    stop_at_miss: bool = False,
 ) -> dict[str, list[float]]:
-    """Sweep pure temperature x seeds for an exact match of one curve-generated sample."""
+    """Sweep pure temperature x seeds for an exact match of one curve-generated sample.
+
+    ``stop_at_miss`` stops each sample once its text can no longer equal the target's: the
+    same exact matches, fork crossings and shared prefixes for a fraction of the tokens, but no
+    ``content_recall`` for the samples cut short (claims on content keep it off).
+    """
     from claimcheck.sampling import get_policy
     from claimcheck.sampling.runs import temperature_search as search
 
@@ -593,13 +631,13 @@ def temperature_search(
     key = _model_key(lm) | {
         "probe": "temperature_search", "prompt_ids": ids, "target_policy": target_policy, "target_seed": int(target_seed),
         "temperatures": [float(t) for t in temperatures], "seeds": seed_list, "max_tokens": int(max_tokens), "ban_ids": stops,
-    }
+    } | ({"stop_at_miss": True} if stop_at_miss else {})
 
     def compute(_: list[str]) -> dict[str, Any]:
         return {chosen.id: search(
             lm.model, lm.tokenizer.decode, ids, target_policy=target, target_seed=int(target_seed),
             temperatures=[float(t) for t in temperatures], seeds=seed_list, max_tokens=int(max_tokens),
-            ban_ids=stops, batch_size=batch_size, progress=ctx.progress,
+            ban_ids=stops, batch_size=batch_size, progress=ctx.progress, stop_at_miss=bool(stop_at_miss),
         )}
 
     result = _cached_many(ctx, {chosen.id: key}, compute)[chosen.id]
@@ -616,7 +654,10 @@ def temperature_search(
         }
     ctx.artifacts["by_temperature"] = by_t
     closest = sorted(rows, key=lambda r: (-r["shared_prefix"], -(r["content_recall"] or 0)))[:5]
-    ctx.artifacts["closest_samples"] = [{k: r[k] for k in ("temperature", "seed", "shared_prefix", "content_recall", "text")} for r in closest]
+    ctx.artifacts["closest_samples"] = [
+        {k: r.get(k) for k in ("temperature", "seed", "shared_prefix", "content_recall", "stopped_at_miss", "text")} for r in closest
+    ]
+    ctx.artifacts["stopped_at_miss"] = sum(1 for r in rows if r.get("stopped_at_miss"))
     ctx.artifacts["work"] = result["work"]
     return {
         "exact_match": [float(r["exact_match"]) for r in rows],

@@ -85,7 +85,7 @@ def _file_for(label: str, full_key: Mapping[str, Any], directory: Path) -> Path:
     return directory / f"{label}-{cache_key(full_key)[:32]}.json"
 
 
-def _read(path: Path, full_key: Mapping[str, Any]) -> tuple[bool, Any]:
+def _read(path: Path, full_key: Mapping[str, Any], not_before: float = 0.0) -> tuple[bool, Any]:
     try:
         with open(path, encoding="utf-8") as handle:
             record = json.load(handle)
@@ -95,6 +95,9 @@ def _read(path: Path, full_key: Mapping[str, Any]) -> tuple[bool, Any]:
         return False, None
     # A different key under the same name means a (truncated-)hash collision: treat as a miss.
     if _canonical(record.get("key", {})) != _canonical(full_key):
+        return False, None
+    created = record.get("created")
+    if not_before and not (isinstance(created, (int, float)) and created >= not_before):
         return False, None
     return True, record.get("value")
 
@@ -119,7 +122,7 @@ def cached(
     key_parts: Mapping[str, Any],
     compute: Callable[[], T],
     *,
-    fresh: bool = False,
+    fresh: bool | float = False,
     cache_dir: str | os.PathLike[str] | None = None,
     environment: Mapping[str, Any] | None = None,
 ) -> tuple[T, bool]:
@@ -129,7 +132,9 @@ def cached(
         key_parts: everything the value depends on, e.g. ``{"probe": "curve", "params": {...},
             "weights_hash": ...}``. Must be JSON-serialisable.
         compute: produces the value; it must be JSON-serialisable (tuples come back as lists).
-        fresh: ignore any stored value, recompute, and overwrite it.
+        fresh: ``True`` ignores any stored value (recompute and overwrite); a timestamp
+            (``time.time()``) ignores only values stored before it, so a run that asked for fresh
+            results computes a value shared by several claims once, not once per claim.
         cache_dir: folder for the result files (default ``<cache root>/results``).
         environment: the environment part of the key; default :func:`environment_key` (library
             versions and machine class). Pass ``{}`` for values that do not depend on them.
@@ -140,8 +145,8 @@ def cached(
     env = dict(environment_key() if environment is None else environment)
     full_key = {"parts": dict(key_parts), "environment": env}
     path = _file_for(str(key_parts.get("probe", "result")), full_key, results_dir(cache_dir))
-    if not fresh:
-        hit, value = _read(path, full_key)
+    if fresh is not True:
+        hit, value = _read(path, full_key, not_before=float(fresh or 0.0))
         if hit:
             return value, True
     started = time.perf_counter()

@@ -228,8 +228,13 @@ class ForkSummary:
     undefined_reason: str | None = None
 
 
-def summarize(n: int, nodes: Sequence[Node], rules: TraceRules = TraceRules()) -> ForkSummary:
-    """Fork share and funnel of one trace."""
+def summarize(n: int, nodes: Sequence[Node], rules: TraceRules = TraceRules(), *, traced: int | None = None) -> ForkSummary:
+    """Fork share and funnel of one trace.
+
+    ``traced`` is the number of traceable positions when ``nodes`` holds only some
+    of them (a trace of the genuine alternatives alone); default ``len(nodes)``.
+    """
+    traced = len(nodes) if traced is None else traced
     genuine = [node for node in nodes if node.p2 >= rules.genuine_p2]
     forks = [node for node in genuine if node.outcome == DIVERGED]
     if genuine:
@@ -238,13 +243,13 @@ def summarize(n: int, nodes: Sequence[Node], rules: TraceRules = TraceRules()) -
     else:
         share = None
         reason = (
-            f"no traced position has a rank-2 probability >= {rules.genuine_p2:g} (reference of {n} tokens, {len(nodes)} traced)"
-            if nodes
+            f"no traced position has a rank-2 probability >= {rules.genuine_p2:g} (reference of {n} tokens, {traced} traced)"
+            if traced
             else f"the reference ({n} tokens) is too short to trace any position (needs > {rules.min_suffix} tokens)"
         )
     return ForkSummary(
         length=n,
-        traced=len(nodes),
+        traced=traced,
         genuine_alternatives=len(genuine),
         genuine_forks=len(forks),
         fork_share=share,

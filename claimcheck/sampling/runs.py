@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from claimcheck.sampling.forkmap import (
+    Node,
     RunTracker,
     TraceRules,
     make_node,
@@ -109,6 +110,10 @@ def position_features(rows: np.ndarray, ref: Sequence[int]) -> list[dict[str, fl
     return out
 
 
+GENUINE = "genuine"
+ALL = "all"
+
+
 def bisector_traces(
     model: Any,
     prompts: Sequence[Sequence[int]],
@@ -119,6 +124,8 @@ def bisector_traces(
     early_stop: bool = True,
     batch_size: int = 64,
     progress: Progress = _quiet,
+    branches: str = ALL,
+    known: Sequence[dict[str, Any] | None] | None = None,
 ) -> list[dict[str, Any]]:
     """The fork map of each prompt (methods, section C), all branches in one batched generation.
 
@@ -130,23 +137,43 @@ def bisector_traces(
             re-merge is certain, or the rest of the branch cannot lift the score
             over the next threshold); its recorded score then covers the tokens
             generated so far, its label is the same as a full run's.
+        branches: ``"all"`` traces every traceable position; ``"genuine"`` only
+            the genuine alternatives (rank-2 probability >= ``rules.genuine_p2``),
+            which is all that fork shares, funnels and re-merge shares read. A
+            genuine-only record has no per-position labels (a position without a
+            genuine alternative may be REMERGE or LOCKED; only its branch tells).
+        known: per prompt, a genuine-only record of it to complete (its
+            reference and branches are kept; only the missing branches run), or ``None``.
 
     Returns:
         One JSON-able record per prompt: the reference, per-position features,
-        nodes, labels, summary and work done.
+        nodes, labels (``None`` for a genuine-only record), summary and work done.
     """
+    if branches not in (ALL, GENUINE):
+        raise ValueError(f"`branches` must be {ALL!r} or {GENUINE!r}, got {branches!r}")
+    known = list(known) if known is not None else [None] * len(prompts)
     stats = GenerationStats()
-    progress(f"bisector trace: greedy references for {len(prompts)} prompt(s)")
-    refs = greedy_references(model, prompts, max_tokens=max_ref_tokens, stop_ids=stop_ids, batch_size=batch_size, stats=stats)
+    fresh = [k for k, record in enumerate(known) if record is None]
+    progress(f"bisector trace: greedy references for {len(fresh)} prompt(s)")
+    refs: list[list[int]] = [list(record["ref"]) if record is not None else [] for record in known]
+    generated = greedy_references(model, [prompts[k] for k in fresh], max_tokens=max_ref_tokens, stop_ids=stop_ids, batch_size=batch_size, stats=stats)
+    for k, ref in zip(fresh, generated):
+        refs[k] = ref
     passes = [reference_pass(model, p, r) for p, r in zip(prompts, refs)]
     roots = [root for root, _ in passes]
-    features = [position_features(rows, r) for (_, rows), r in zip(passes, refs)]
+    features = [
+        list(record["positions"]) if record is not None else position_features(rows, r)
+        for record, (_, rows), r in zip(known, passes, refs)
+    ]
     greedy = get_policy("greedy")
     requests: list[GenerationRequest] = []
     trackers: list[RunTracker] = []
     for k, (prompt, ref, feats) in enumerate(zip(prompts, refs, features)):
         n = len(ref)
+        done = {node["position"] for node in known[k]["nodes"]} if known[k] is not None else set()
         for i in traced_positions(n, rules):
+            if i in done or (branches == GENUINE and feats[i]["p2"] < rules.genuine_p2):
+                continue
             lr = n - 1 - i
             forced = list(prompt) + list(ref[:i]) + [feats[i]["rank2"]]
             requests.append(GenerationRequest(prompt=forced, policy=greedy, max_tokens=lr + rules.extra_tokens, tag=(k, i)))
@@ -158,9 +185,9 @@ def bisector_traces(
         return early_stop and tracker.settled(requests[index].max_tokens - len(tokens), rules)
 
     progress(f"bisector trace: {len(requests)} branches")
-    branches = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stop_when=settled, stats=stats)
-    nodes_by_prompt: list[list[Any]] = [[] for _ in prompts]
-    for request, branch in zip(requests, branches):
+    outcomes = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stop_when=settled, stats=stats)
+    nodes_by_prompt: list[list[Any]] = [[Node(**(node | {"branch_tokens": tuple(node["branch_tokens"])})) for node in record["nodes"]] if record is not None else [] for record in known]
+    for request, branch in zip(requests, outcomes):
         k, i = request.tag
         f = features[k][i]
         nodes_by_prompt[k].append(
@@ -168,18 +195,19 @@ def bisector_traces(
         )
     records = []
     for k, prompt in enumerate(prompts):
-        ref, nodes = refs[k], nodes_by_prompt[k]
-        summary = summarize(len(ref), nodes, rules)
+        ref, nodes = refs[k], sorted(nodes_by_prompt[k], key=lambda node: node.position)
+        summary = summarize(len(ref), nodes, rules, traced=len(traced_positions(len(ref), rules)))
         records.append(
             {
                 "prompt_tokens": len(prompt),
+                "branches": branches,
                 "ref": list(ref),
                 "ref_mean_logprob": float(np.mean([f["ref_logprob"] for f in features[k]])) if ref else None,
                 "positions": features[k],
                 "nodes": [node.to_json() for node in nodes],
-                "labels": position_labels(len(ref), nodes),
+                "labels": position_labels(len(ref), nodes) if branches == ALL else None,
                 "summary": summary.__dict__ | {"fork_positions": list(summary.fork_positions)},
-                "work": stats.to_json(),
+                "work": stats.to_json() | {"completed_a_genuine_only_trace": known[k] is not None},
             }
         )
     return records
@@ -292,6 +320,21 @@ def content_recall(sample: str, target: str) -> float | None:
     return len(wanted & content_words(sample)) / len(wanted)
 
 
+MISS_MARGIN_CHARS = 8
+
+
+def can_still_match(text: str, target: str, margin: int = MISS_MARGIN_CHARS) -> bool:
+    """Whether a sample whose tokens so far decode to ``text`` can still equal ``target`` (whitespace-normalised).
+
+    The text of a token prefix is a prefix of the final text except near its end (an incomplete
+    UTF-8 character, a space that a detokenizer joins to the next token), so only a difference
+    more than ``margin`` characters before its end rules the match out.
+    """
+    sample, wanted = normalize_text(text), normalize_text(target)
+    settled = len(sample) - margin
+    return settled <= 0 or wanted.startswith(sample[:settled])
+
+
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = 0
     for x, y in zip(a, b):
@@ -314,6 +357,7 @@ def temperature_search(
     ban_ids: Sequence[int] = DEFAULT_STOP_IDS,
     batch_size: int = 64,
     progress: Progress = _quiet,
+    stop_at_miss: bool = False,
 ) -> dict[str, Any]:
     """Can pure temperature reproduce one curve-generated sample (methods, section E)?
 
@@ -322,6 +366,11 @@ def temperature_search(
     the greedy path (the mode all temperature paths concentrate on); a
     temperature sample crosses the fork when it agrees with the target through
     that position.
+
+    With ``stop_at_miss`` a sample stops as soon as its text can no longer equal
+    the target's (:func:`can_still_match`): exact matches, fork crossings and
+    shared prefixes come out the same, at a fraction of the tokens, but such a
+    sample has no ``content_recall`` (its text is cut short).
     """
     stats = GenerationStats()
     greedy = get_policy("greedy")
@@ -345,19 +394,28 @@ def temperature_search(
         for s in seeds
     ]
     progress(f"temperature search: {len(requests)} samples")
-    samples = generate_batch(model, requests, stop_ids=(), ban_ids=ban_ids, batch_size=batch_size, stats=stats)
+
+    def missed(index: int, tokens: list[int]) -> bool:
+        return not can_still_match(decode(tokens), target_text)
+
+    samples = generate_batch(
+        model, requests, stop_ids=(), ban_ids=ban_ids, batch_size=batch_size, stats=stats,
+        stop_when=missed if stop_at_miss else None,
+    )
     rows = []
     for request, sample in zip(requests, samples):
         text = decode(sample.tokens)
         shared = common_prefix(sample.tokens, target.tokens)
+        cut_short = sample.finish_reason == "early"
         rows.append(
             {
                 "temperature": request.tag[0],
                 "seed": request.tag[1],
-                "exact_match": int(normalize_text(text) == normalize_text(target_text)),
+                "exact_match": int(not cut_short and normalize_text(text) == normalize_text(target_text)),
                 "shared_prefix": shared,
                 "crossed_fork": int(fork < len(target.tokens) and shared > fork),
-                "content_recall": content_recall(text, target_text),
+                "content_recall": None if cut_short else content_recall(text, target_text),
+                "stopped_at_miss": cut_short,
                 "text": text,
             }
         )

@@ -145,7 +145,7 @@ def test_store_and_reports_agree_with_the_pytest_summary(demo_project: pytest.Py
 
 
 def test_expensive_results_are_cached_and_fresh_recomputes(demo_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A probe's cached result is reused by the next run; --claims-fresh computes it again."""
+    """A probe's cached result is reused by the next run; --claims-fresh computes it again, once per run."""
     demo_project.makepyfile(**{"probes/costly.py": '''
 import os
 from claimcheck.harness.cache import cached
@@ -162,12 +162,14 @@ def costly(ctx: ProbeContext, *, size: int) -> dict:
     ctx.info["cache_hit"] = hit
     return {"x": value}
 '''})
+    costly = (CLAIM.replace("name: normal, params: {mean: 1}", "name: costly, params: {size: 3}")
+              .replace("rule: at_least, output: x, threshold: 0", "rule: exact, output: x, expected: 3, tolerance: 0"))
+    # Two claims share one expensive result: a run computes it once, fresh or not.
     (demo_project.path / "claims" / "c.yaml").write_text(
-        CLAIM.replace("bad-claim", "costly-claim").replace("name: normal, params: {mean: 1}", "name: costly, params: {size: 3}")
-        .replace("rule: at_least, output: x, threshold: 0", "rule: exact, output: x, expected: 3, tolerance: 0"))
+        costly.replace("bad-claim", "costly-claim") + "---\n" + costly.replace("bad-claim", "costly-twin"))
     computed = demo_project.path / "computed.log"
     monkeypatch.setenv("COMPUTED", str(computed))
     monkeypatch.setenv("CACHE", str(demo_project.path / "cache"))
-    for args, runs in (((), 1), ((), 1), (("--claims-fresh",), 2)):
-        demo_project.runpytest("claims", "--claims-no-store", *args).assert_outcomes(passed=1)
+    for args, runs in (((), 1), ((), 1), (("--claims-fresh",), 2), (("--claims-fresh",), 3)):
+        demo_project.runpytest("claims", "--claims-no-store", *args).assert_outcomes(passed=2)
         assert computed.read_text().count("computed") == runs

@@ -44,6 +44,21 @@ def test_fresh_recomputes_and_overwrites(tmp_path):
     assert cached(key(), compute, cache_dir=tmp_path, environment=ENV) == ({"samples": [1.5, 2.5], "call": 2}, True)
 
 
+def test_fresh_since_a_time_reuses_only_values_stored_after_it(tmp_path):
+    """``fresh=<timestamp>`` (a run's start) recomputes older values once, then reuses the new one."""
+    import time
+
+    compute = Counter()
+    cached(key(), compute, cache_dir=tmp_path, environment=ENV)
+    run_started = time.time() + 1e-3
+    while time.time() <= run_started:
+        time.sleep(1e-3)
+    assert cached(key(), compute, fresh=run_started, cache_dir=tmp_path, environment=ENV)[0]["call"] == 2
+    assert cached(key(), compute, fresh=run_started, cache_dir=tmp_path, environment=ENV) == ({"samples": [1.5, 2.5], "call": 2}, True)
+    assert cached(key(), compute, fresh=time.time() + 60, cache_dir=tmp_path, environment=ENV)[0]["call"] == 3
+    assert compute.calls == 3
+
+
 def test_key_changes_with_params_weights_and_environment(tmp_path):
     compute = Counter()
     cached(key(n=10), compute, cache_dir=tmp_path, environment=ENV)

@@ -105,3 +105,47 @@ def test_identity_control_outputs(ctx) -> None:
     assert out["token_agreement"] == [1.0] * 6
     router = curves.identity_control(ProbeContext(cache_dir=ctx.cache_dir), prompts=["lighthouse"], curve="curve-router", seeds=3, max_tokens=10)
     assert len(router["mismatch"]) == 3
+
+
+def test_stopping_samples_at_a_miss_changes_no_match_count(ctx) -> None:
+    """``stop_at_miss`` cuts samples short but finds the same matches, crossings and shared prefixes."""
+    design = dict(prompt="lighthouse", target_policy="temp1", target_seed=2, temperatures=[0.7, 1.0], seeds=4, max_tokens=16)
+    full = curves.temperature_search(ctx, **design)
+    cut_ctx = ProbeContext(cache_dir=ctx.cache_dir)
+    cut = curves.temperature_search(cut_ctx, **design, stop_at_miss=True)
+    for name in ("exact_match", "crossed_fork", "shared_prefix"):
+        assert cut[name] == full[name], name
+    assert sum(full["exact_match"]) >= 1  # the (T=1, seed 2) sample is the target itself
+    stopped = cut_ctx.artifacts["stopped_at_miss"]
+    assert 1 <= stopped <= len(cut["exact_match"]) - 1
+    assert len(cut["content_recall"]) == len(cut["exact_match"]) - stopped
+
+
+def test_genuine_only_traces_agree_with_full_ones_and_complete_into_them(ctx, tiny, monkeypatch) -> None:
+    """Fork shares from genuine-only traces equal full traces'; completing one gives the full trace."""
+    names = ["lighthouse", "paris"]
+    chosen = curves.select_prompts(names)
+    full = curves.traces(ctx, tiny, chosen, max_ref_tokens=30, batch_size=16)
+    p2s = sorted(node["p2"] for record in full.values() for node in record["nodes"])
+    threshold = p2s[len(p2s) // 2]  # half the positions are genuine alternatives
+    full = curves.traces(ProbeContext(cache_dir=ctx.cache_dir + "/full"), tiny, chosen, genuine_p2=threshold, max_ref_tokens=30, batch_size=16)
+    split_ctx = ProbeContext(cache_dir=ctx.cache_dir + "/split")
+    genuine = curves.traces(split_ctx, tiny, chosen, genuine_p2=threshold, max_ref_tokens=30, batch_size=16, branches="genuine")
+    for name in names:
+        wanted = [node for node in full[name]["nodes"] if node["p2"] >= threshold]
+        assert 0 < len(genuine[name]["nodes"]) == len(wanted) < len(full[name]["nodes"])
+        assert [n["outcome"] for n in genuine[name]["nodes"]] == [n["outcome"] for n in wanted]
+        assert genuine[name]["labels"] is None
+        for field in ("fork_share", "first_alternative", "traced", "genuine_alternatives"):
+            assert genuine[name]["summary"][field] == full[name]["summary"][field], field
+    completed = curves.traces(split_ctx, tiny, chosen, genuine_p2=threshold, max_ref_tokens=30, batch_size=16)
+    for name in names:
+        assert completed[name]["work"]["completed_a_genuine_only_trace"]
+        assert [n["position"] for n in completed[name]["nodes"]] == [n["position"] for n in full[name]["nodes"]]
+        assert completed[name]["labels"] == full[name]["labels"]
+    # a stored full trace serves a genuine-only request without tracing anything
+    import claimcheck.sampling.runs as runs
+
+    monkeypatch.setattr(runs, "bisector_traces", lambda *a, **k: pytest.fail("traced again"))
+    again = ProbeContext(cache_dir=ctx.cache_dir + "/split")
+    assert curves.traces(again, tiny, chosen, genuine_p2=threshold, max_ref_tokens=30, batch_size=16, branches="genuine") == completed
