@@ -690,7 +690,12 @@ def identity_control(
     max_tokens: int = 32,
     batch_size: int = 64,
 ) -> dict[str, list[float]]:
-    """Generate with a curve and with a reference policy under the same seeds, token for token."""
+    """Generate with a curve and with a reference policy under the same seeds, token for token.
+
+    The reference arm draws from the curve arm's own distributions for as long as the two agree
+    (a shadow draw, :class:`GenerationRequest` ``shadows``), so a difference is the policies' and
+    not the last bits of two batch rows; from its first different token on it continues alone.
+    """
     from claimcheck.sampling import GenerationRequest, generate_batch, get_policy
 
     if ctx.look > 0:
@@ -701,17 +706,34 @@ def identity_control(
     arms = (get_policy(curve), get_policy(reference_policy))
     ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
     keys = {p.id: _model_key(lm) | {"probe": "identity_control", "prompt_ids": ids[p.id], "arms": [curve, reference_policy],
-                                     "seeds": int(seeds), "max_tokens": int(max_tokens), "ban_ids": stops} for p in chosen}
+                                     "seeds": int(seeds), "max_tokens": int(max_tokens), "ban_ids": stops, "paired": True} for p in chosen}
 
     def compute(missing: list[str]) -> dict[str, Any]:
-        requests = [GenerationRequest(prompt=ids[name], policy=arm, seed=seed, max_tokens=int(max_tokens), tag=(name, arm.name, seed))
-                    for name in missing for seed in range(seeds) for arm in arms]
-        ctx.progress(f"identity control: {len(requests)} samples")
+        curve_arm, reference_arm = arms
+        requests = [GenerationRequest(prompt=ids[name], policy=curve_arm, seed=seed, max_tokens=int(max_tokens), tag=(name, seed),
+                                      shadows=(reference_arm,))
+                    for name in missing for seed in range(seeds)]
+        ctx.progress(f"identity control: {len(requests)} paired samples")
         generated = generate_batch(lm.model, requests, stop_ids=(), ban_ids=stops, batch_size=batch_size)
-        out: dict[str, Any] = {name: {arm.name: {} for arm in arms} for name in missing}
+        out: dict[str, Any] = {name: {curve_arm.name: {}, reference_arm.name: {}, "first_difference": {}} for name in missing}
+        continuations = []
         for request, g in zip(requests, generated):
-            name, arm_name, seed = request.tag
-            out[name][arm_name][str(seed)] = g.tokens
+            name, seed = request.tag
+            shadow = g.shadow_tokens.get(reference_arm.name, [])
+            differs = next((i for i, (x, y) in enumerate(zip(g.tokens, shadow)) if x != y), None)
+            out[name][curve_arm.name][str(seed)] = g.tokens
+            if differs is None:
+                out[name][reference_arm.name][str(seed)] = list(g.tokens)
+                continue
+            head = g.tokens[:differs] + [shadow[differs]]
+            out[name][reference_arm.name][str(seed)] = head
+            out[name]["first_difference"][str(seed)] = differs
+            if len(head) < max_tokens:
+                continuations.append(GenerationRequest(prompt=ids[name] + head, policy=reference_arm, seed=seed, start_step=len(head),
+                                                       max_tokens=int(max_tokens) - len(head), tag=(name, seed)))
+        for request, g in zip(continuations, generate_batch(lm.model, continuations, stop_ids=(), ban_ids=stops, batch_size=batch_size)):
+            name, seed = request.tag
+            out[name][reference_arm.name][str(seed)] += g.tokens
         return out
 
     values = _cached_many(ctx, keys, compute)
@@ -723,6 +745,7 @@ def identity_control(
             agreement.append(same / max(len(a), len(b), 1))
             mismatch.append(0.0 if a == b else 1.0)
             if a != b and len(examples) < 5:
-                examples.append({"prompt": p.id, "seed": seed, "curve": lm.tokenizer.decode(a), "reference": lm.tokenizer.decode(b)})
+                examples.append({"prompt": p.id, "seed": seed, "first_difference": values[p.id].get("first_difference", {}).get(str(seed)),
+                                 "curve": lm.tokenizer.decode(a), "reference": lm.tokenizer.decode(b)})
     ctx.artifacts["identity"] = {"pairs": len(mismatch), "identical": int(len(mismatch) - sum(mismatch)), "differing_examples": examples}
     return {"mismatch": mismatch, "token_agreement": agreement}

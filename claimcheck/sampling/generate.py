@@ -47,6 +47,11 @@ class GenerationRequest:
         start_step: step index of the first generated token in the seed's
             stream; a continuation from position ``d`` of a response uses ``d``.
         tag: anything the caller wants back with the result.
+        shadows: policies that also draw, with the same seed and step, from
+            every distribution this sequence samples from; their tokens are
+            recorded, not followed. A control arm drawn this way sees exactly
+            the numbers the main arm saw, so any difference between the two is
+            the policies', not the arithmetic of two batch rows.
     """
 
     prompt: Sequence[int]
@@ -55,6 +60,7 @@ class GenerationRequest:
     max_tokens: int = 64
     start_step: int = 0
     tag: Any = None
+    shadows: tuple[Policy, ...] = ()
 
 
 @dataclass
@@ -68,12 +74,15 @@ class Generation:
         finish_reason: ``"stop"`` (a stop id was drawn), ``"length"``, or
             ``"early"`` (the caller's ``stop_when`` ended it).
         request: the request it answers.
+        shadow_tokens: per shadow policy name, its draw at each step (one per
+            drawn token, the stop token included).
     """
 
     tokens: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
     finish_reason: str | None = None
     request: GenerationRequest | None = None
+    shadow_tokens: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -170,6 +179,21 @@ def _slice_cache(root: Root, length: int) -> list[Any]:
         piece.offset = length
         out.append(piece)
     return out
+
+
+def _draw_shadows(
+    requests: Sequence[GenerationRequest], results: list[Generation], active: list[int], lp: np.ndarray, steps_taken: dict[int, int]
+) -> None:
+    """Each active request's shadow policies draw from its row, with its seed and step."""
+    groups: dict[int, tuple[Policy, list[int]]] = {}
+    for row, index in enumerate(active):
+        for shadow in requests[index].shadows:
+            groups.setdefault(id(shadow), (shadow, []))[1].append(row)
+    for shadow, rows in groups.values():
+        seeds = [requests[active[r]].seed for r in rows]
+        step_ids = [requests[active[r]].start_step + steps_taken[active[r]] for r in rows]
+        for row, token in zip(rows, draw_tokens(shadow, lp[rows], seeds, step_ids)):
+            results[active[row]].shadow_tokens.setdefault(shadow.name, []).append(int(token))
 
 
 def generate_batch(
@@ -286,6 +310,7 @@ def generate_batch(
             seeds = [requests[active[r]].seed for r in rows]
             step_ids = [requests[active[r]].start_step + steps_taken[active[r]] for r in rows]
             chosen[rows] = draw_tokens(policy, lp[rows], seeds, step_ids)
+        _draw_shadows(requests, results, active, lp, steps_taken)
         keep: list[int] = []
         for row, index in enumerate(active):
             token = int(chosen[row])

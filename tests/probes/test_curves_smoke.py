@@ -99,12 +99,23 @@ def test_temperature_search_finds_the_target_when_it_is_a_temperature_sample(ctx
     assert out["exact_match"] == [0.0, 0.0, 1.0]
 
 
-def test_identity_control_outputs(ctx) -> None:
+def test_identity_control_outputs(ctx, tiny) -> None:
     out = curves.identity_control(ctx, prompts=["lighthouse", "paris"], seeds=3, max_tokens=10)
     assert out["mismatch"] == [0.0] * 6
     assert out["token_agreement"] == [1.0] * 6
-    router = curves.identity_control(ProbeContext(cache_dir=ctx.cache_dir), prompts=["lighthouse"], curve="curve-router", seeds=3, max_tokens=10)
+    router_ctx = ProbeContext(cache_dir=ctx.cache_dir)
+    router = curves.identity_control(router_ctx, prompts=["lighthouse"], curve="curve-router", seeds=3, max_tokens=10)
     assert len(router["mismatch"]) == 3
+    assert sum(router["mismatch"]) >= 1  # the router curve is not temperature 1
+    # the reference arm, shadowed then continued alone, is what temperature 1 draws by itself
+    from claimcheck.sampling import GenerationRequest, generate_batch, get_policy
+
+    ids = curves.chat_ids(tiny.tokenizer, curves.select_prompts("lighthouse")[0].text)
+    alone = generate_batch(tiny.model, [GenerationRequest(prompt=ids, policy=get_policy("temp1"), seed=s, max_tokens=10) for s in range(3)],
+                           stop_ids=(), ban_ids=curves.stop_token_ids(tiny.tokenizer))
+    for example in router_ctx.artifacts["identity"]["differing_examples"]:
+        assert example["reference"] == tiny.tokenizer.decode(alone[example["seed"]].tokens)
+        assert example["first_difference"] is not None
 
 
 def test_stopping_samples_at_a_miss_changes_no_match_count(ctx) -> None:

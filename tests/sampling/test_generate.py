@@ -113,3 +113,19 @@ def test_teacher_forcing_matches_the_generated_log_probs(model) -> None:
 def test_requests_need_a_prompt_and_tokens(model) -> None:
     with pytest.raises(ValueError, match="request 0"):
         generate_batch(model, [GenerationRequest(prompt=[], policy=get_policy("greedy"))])
+
+
+def test_a_shadow_policy_draws_from_the_main_sequence_s_own_rows(model) -> None:
+    """A shadow draws with the same seed and step; the identity curve's shadow of temperature 1 never differs."""
+    from claimcheck.sampling import get_policy
+
+    requests = [GenerationRequest(prompt=[1, 2, 3], policy=get_policy("temp1"), seed=seed, max_tokens=12, shadows=(get_policy("curve-id"), get_policy("greedy")))
+                for seed in range(6)]
+    out = generate_batch(model, requests, stop_ids=(), batch_size=4)
+    for g in out:
+        assert g.shadow_tokens["curve-id"] == g.tokens
+        assert len(g.shadow_tokens["greedy"]) == len(g.tokens)
+    # greedy's shadow is the argmax of each step's distribution: where the sample took it, they agree
+    first = out[0]
+    assert first.shadow_tokens["greedy"][0] == generate_batch(model, [GenerationRequest(prompt=[1, 2, 3], policy=get_policy("greedy"), max_tokens=1)], stop_ids=())[0].tokens[0]
+    assert any(g.shadow_tokens["greedy"] != g.tokens for g in out)  # temperature 1 leaves the greedy path somewhere
