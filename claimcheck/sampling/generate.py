@@ -206,6 +206,7 @@ def generate_batch(
     roots: Sequence[Root] = (),
     stop_when: Callable[[int, list[int]], bool] | None = None,
     stats: GenerationStats | None = None,
+    logprobs: bool = True,
 ) -> list[Generation]:
     """Generate every request, keeping up to ``batch_size`` sequences decoding at once.
 
@@ -222,6 +223,9 @@ def generate_batch(
         stop_when: ``stop_when(index, tokens_so_far) -> True`` ends request
             ``index`` early (finish reason ``"early"``).
         stats: accumulates token counts and wall time when given.
+        logprobs: record each token's log-prob. ``False`` lets a step of greedy
+            rows skip the full-vocabulary log-softmax (``Generation.logprobs``
+            then stays empty for them).
 
     Returns:
         One :class:`Generation` per request.
@@ -300,17 +304,24 @@ def generate_batch(
         steps += 1
         if ban.size:
             logits[:, ban] = -np.inf
-        lp = log_softmax(logits)
+        if logprobs or any(not requests[i].policy.greedy or requests[i].shadows for i in active):
+            lp = log_softmax(logits)
+        else:
+            lp = None  # greedy rows need only the argmax; the log-softmax is most of a step's numpy work
         chosen = np.empty(len(active), dtype=np.int64)
         groups: dict[int, list[int]] = {}
         for row, index in enumerate(active):
             groups.setdefault(id(requests[index].policy), []).append(row)
         for rows in groups.values():
             policy = requests[active[rows[0]]].policy
+            if lp is None:
+                chosen[rows] = np.argmax(logits[rows], axis=-1)
+                continue
             seeds = [requests[active[r]].seed for r in rows]
             step_ids = [requests[active[r]].start_step + steps_taken[active[r]] for r in rows]
             chosen[rows] = draw_tokens(policy, lp[rows], seeds, step_ids)
-        _draw_shadows(requests, results, active, lp, steps_taken)
+        if lp is not None:
+            _draw_shadows(requests, results, active, lp, steps_taken)
         keep: list[int] = []
         for row, index in enumerate(active):
             token = int(chosen[row])
@@ -320,7 +331,8 @@ def generate_batch(
                 result.finish_reason = "stop"
                 continue
             result.tokens.append(token)
-            result.logprobs.append(float(lp[row, token]))
+            if lp is not None:
+                result.logprobs.append(float(lp[row, token]))
             if len(result.tokens) >= requests[index].max_tokens:
                 result.finish_reason = "length"
             elif stop_when is not None and stop_when(index, result.tokens):

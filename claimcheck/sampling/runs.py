@@ -59,6 +59,7 @@ def greedy_references(
         stop_ids=stop_ids,
         batch_size=batch_size,
         stats=stats,
+        logprobs=False,
     )
     return [g.tokens for g in out]
 
@@ -185,7 +186,7 @@ def bisector_traces(
         return early_stop and tracker.settled(requests[index].max_tokens - len(tokens), rules)
 
     progress(f"bisector trace: {len(requests)} branches")
-    outcomes = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stop_when=settled, stats=stats)
+    outcomes = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stop_when=settled, stats=stats, logprobs=False)
     nodes_by_prompt: list[list[Any]] = [[Node(**(node | {"branch_tokens": tuple(node["branch_tokens"])})) for node in record["nodes"]] if record is not None else [] for record in known]
     for request, branch in zip(requests, outcomes):
         k, i = request.tag

@@ -129,3 +129,11 @@ def test_a_shadow_policy_draws_from_the_main_sequence_s_own_rows(model) -> None:
     first = out[0]
     assert first.shadow_tokens["greedy"][0] == generate_batch(model, [GenerationRequest(prompt=[1, 2, 3], policy=get_policy("greedy"), max_tokens=1)], stop_ids=())[0].tokens[0]
     assert any(g.shadow_tokens["greedy"] != g.tokens for g in out)  # temperature 1 leaves the greedy path somewhere
+
+
+def test_greedy_rows_without_log_probs_give_the_same_tokens(model) -> None:
+    requests = [GenerationRequest(prompt=[1, 2, k], policy=get_policy("greedy"), max_tokens=10) for k in range(3, 9)]
+    with_lp = generate_batch(model, requests, stop_ids=(), batch_size=4)
+    without = generate_batch(model, requests, stop_ids=(), batch_size=4, logprobs=False)
+    assert [g.tokens for g in without] == [g.tokens for g in with_lp]
+    assert all(len(g.logprobs) == 10 for g in with_lp) and all(g.logprobs == [] for g in without)
