@@ -14,19 +14,13 @@ change the last bits of a logit), which is printed too. Prints numbers; asserts 
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import curve_parser
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m-instruct")
-    parser.add_argument("--variant", default="fp32")
-    parser.add_argument("--prompt", default="lighthouse", help="prompt id from probes/data/curve-prompts.yaml")
+    parser = curve_parser(__doc__)
     parser.add_argument("--branches", type=int, default=16, help="trace branches to generate (of the prompt's up to 52)")
     parser.add_argument("--seeds", type=int, default=8, help="route seeds per policy")
     parser.add_argument("--tokens", type=int, default=24, help="tokens per route continuation")

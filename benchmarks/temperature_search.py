@@ -10,19 +10,13 @@ claims read (exact matches, fork crossings, total shared prefix), which must agr
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import curve_parser
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m-instruct")
-    parser.add_argument("--variant", default="fp32")
-    parser.add_argument("--prompt", default="lighthouse", help="prompt id from probes/data/curve-prompts.yaml")
+    parser = curve_parser(__doc__)
     parser.add_argument("--seeds", type=int, default=8, help="seeds per temperature")
     parser.add_argument("--tokens", type=int, default=48, help="tokens per sample")
     args = parser.parse_args()
