@@ -88,26 +88,27 @@ def pipelined(session: Session, *, depth: int = 1, spin_ms: float = 0.0, spin_at
     built = 0.0
     out: list[int] = []
     inflight: collections.deque[Any] = collections.deque()
-    start = clock()
-    y = session.first
-    for _ in range(min(depth, session.tokens)):
+
+    def issue(previous: Any) -> Any:
+        """Build the next step's graph (timed as build), start it, and queue it."""
+        nonlocal built
         if spin_ms and spin_at == "build":
             spin(spin_ms, clock)
         b0 = clock()
-        y = session.step(y)
+        step = session.step(previous)
         built += clock() - b0
-        session.async_eval(y)
-        inflight.append(y)
+        session.async_eval(step)
+        inflight.append(step)
+        return step
+
+    start = clock()
+    y = session.first
+    for _ in range(min(depth, session.tokens)):
+        y = issue(y)
     issued = len(inflight)
     while inflight:
         if issued < session.tokens:
-            if spin_ms and spin_at == "build":
-                spin(spin_ms, clock)
-            b0 = clock()
-            y = session.step(y)
-            built += clock() - b0
-            session.async_eval(y)
-            inflight.append(y)
+            y = issue(y)
             issued += 1
         if spin_ms and spin_at == "pre":
             spin(spin_ms, clock)

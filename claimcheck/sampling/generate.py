@@ -181,19 +181,25 @@ def _slice_cache(root: Root, length: int) -> list[Any]:
     return out
 
 
-def _draw_shadows(
-    requests: Sequence[GenerationRequest], results: list[Generation], active: list[int], lp: np.ndarray, steps_taken: dict[int, int]
-) -> None:
-    """Each active request's shadow policies draw from its row, with its seed and step."""
-    groups: dict[int, tuple[Policy, list[int]]] = {}
-    for row, index in enumerate(active):
-        for shadow in requests[index].shadows:
-            groups.setdefault(id(shadow), (shadow, []))[1].append(row)
-    for shadow, rows in groups.values():
-        seeds = [requests[active[r]].seed for r in rows]
-        step_ids = [requests[active[r]].start_step + steps_taken[active[r]] for r in rows]
-        for row, token in zip(rows, draw_tokens(shadow, lp[rows], seeds, step_ids)):
-            results[active[row]].shadow_tokens.setdefault(shadow.name, []).append(int(token))
+def _draw(
+    draws: Sequence[tuple[Policy, int]], rows: np.ndarray, requests: Sequence[GenerationRequest], active: list[int], steps_taken: dict[int, int]
+) -> np.ndarray:
+    """The token of each ``(policy, batch row)`` draw, with that row's seed and step; one pass per policy.
+
+    ``rows`` are the step's log-probs, or its raw logits when every policy is greedy (an argmax
+    needs no normalising).
+    """
+    tokens = np.empty(len(draws), dtype=np.int64)
+    groups: dict[int, list[int]] = {}
+    for k, (policy, _) in enumerate(draws):
+        groups.setdefault(id(policy), []).append(k)
+    for members in groups.values():
+        policy = draws[members[0]][0]
+        batch_rows = [draws[k][1] for k in members]
+        seeds = [requests[active[r]].seed for r in batch_rows]
+        step_ids = [requests[active[r]].start_step + steps_taken[active[r]] for r in batch_rows]
+        tokens[members] = draw_tokens(policy, rows[batch_rows], seeds, step_ids)
+    return tokens
 
 
 def generate_batch(
@@ -308,20 +314,11 @@ def generate_batch(
             lp = log_softmax(logits)
         else:
             lp = None  # greedy rows need only the argmax; the log-softmax is most of a step's numpy work
-        chosen = np.empty(len(active), dtype=np.int64)
-        groups: dict[int, list[int]] = {}
-        for row, index in enumerate(active):
-            groups.setdefault(id(requests[index].policy), []).append(row)
-        for rows in groups.values():
-            policy = requests[active[rows[0]]].policy
-            if lp is None:
-                chosen[rows] = np.argmax(logits[rows], axis=-1)
-                continue
-            seeds = [requests[active[r]].seed for r in rows]
-            step_ids = [requests[active[r]].start_step + steps_taken[active[r]] for r in rows]
-            chosen[rows] = draw_tokens(policy, lp[rows], seeds, step_ids)
-        if lp is not None:
-            _draw_shadows(requests, results, active, lp, steps_taken)
+        chosen = _draw([(requests[i].policy, row) for row, i in enumerate(active)], logits if lp is None else lp, requests, active, steps_taken)
+        shadow_draws = [(shadow, row) for row, i in enumerate(active) for shadow in requests[i].shadows]
+        if shadow_draws:
+            for (shadow, row), token in zip(shadow_draws, _draw(shadow_draws, lp, requests, active, steps_taken)):
+                results[active[row]].shadow_tokens.setdefault(shadow.name, []).append(int(token))
         keep: list[int] = []
         for row, index in enumerate(active):
             token = int(chosen[row])
