@@ -6,23 +6,16 @@ the code never sees raw dictionaries or guesses at types.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, Literal
 
 Backend = Literal["metal", "cuda", "cpu", "any"]
 ScopeKind = Literal["as-stated", "portable"]
 
-RULES = (
-    "at_least",
-    "at_most",
-    "equivalent",
-    "ratio",
-    "ordering",
-    "rate_at_most",
-    "zero_rate",
-    "monotone",
-    "exact",
-)
+ParamValue = float | str | bool
 
 
 @dataclass(frozen=True)
@@ -56,10 +49,12 @@ class ProbeSpec:
 
 @dataclass(frozen=True)
 class Check:
-    """The decision rule and its numbers.
+    """The decision rule, the samples it reads and its parameters.
 
-    Which fields a rule reads is listed in ``claimcheck.stats``; the loader
-    rejects fields a rule does not use so that a typo cannot be silently ignored.
+    The selectors (``output``, ``reference``, ``outputs``, ``over``) choose which samples
+    the rule sees; ``params`` holds the rule's own parameters (``threshold``, ``margin``,
+    ...) with the rule's defaults filled in. Which parameters exist is the rule object's
+    knowledge (:mod:`claimcheck.rules`); the loader validated them against it.
     """
 
     rule: str
@@ -67,17 +62,47 @@ class Check:
     reference: str | None = None
     outputs: tuple[str, ...] | None = None
     over: str | None = None
-    statistic: Literal["mean", "median"] = "mean"
-    threshold: float | None = None
-    bound: Literal["at_least", "at_most"] | None = None
-    margin: float | None = None
-    scale: Literal["difference", "log-ratio"] = "difference"
-    paired: bool = False
-    direction: Literal["increasing", "decreasing"] = "increasing"
-    expected: float | None = None
-    tolerance: float | None = None
     unit: str | None = None
     alpha: float = 0.05
+    params: Mapping[str, ParamValue] = field(default_factory=dict)
+
+    def number(self, name: str, default: float | None = None) -> float:
+        """A numeric parameter; KeyError when it is absent and has no default."""
+        value = self.params.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise KeyError(f"check has no numeric `{name}`")
+        return float(value)
+
+    def to_record(self) -> dict[str, ParamValue | list[str]]:
+        """The check as written (flat, like the YAML), without unset selectors."""
+        record: dict[str, ParamValue | list[str]] = {"rule": self.rule, "alpha": self.alpha}
+        for name in ("output", "reference", "over", "unit"):
+            value = getattr(self, name)
+            if value is not None:
+                record[name] = value
+        if self.outputs is not None:
+            record["outputs"] = list(self.outputs)
+        record.update(self.params)
+        return record
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, object]) -> "Check":
+        """Inverse of :meth:`to_record`; every key that is not a selector is a rule parameter."""
+        selectors = {"rule", "output", "reference", "outputs", "over", "unit", "alpha"}
+        params = {k: v for k, v in record.items() if k not in selectors and isinstance(v, (bool, int, float, str))}
+        outputs = record.get("outputs")
+        alpha = record.get("alpha", 0.05)
+        return cls(
+            rule=str(record.get("rule", "")),
+            output=_text(record.get("output")), reference=_text(record.get("reference")),
+            outputs=tuple(map(str, outputs)) if isinstance(outputs, (list, tuple)) else None,
+            over=_text(record.get("over")), unit=_text(record.get("unit")),
+            alpha=float(alpha) if isinstance(alpha, (int, float)) else 0.05, params=params,
+        )
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 @dataclass(frozen=True)
@@ -119,11 +144,53 @@ class Claim:
     path: str = "<memory>"
     line: int = 0
     content_hash: str = ""
+    field_lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def line_of(self, field_path: str) -> int:
+        """The line of ``field_path`` (e.g. ``probe.params.bits``), else of its nearest parent, else the claim's."""
+        parts = field_path.split(".")
+        while parts:
+            line = self.field_lines.get(".".join(parts))
+            if line:
+                return line
+            parts.pop()
+        return self.line
+
+    def to_record(self) -> dict[str, Any]:
+        """The claim as stated, in the JSON form stored beside its results."""
+        return {
+            "id": self.id, "title": self.title, "statement": self.statement,
+            "source": dataclasses.asdict(self.source), "scope": dataclasses.asdict(self.scope),
+            "probe": {"name": self.probe.name, "params": dict(self.probe.params), "grid": dict(self.probe.grid)},
+            "check": self.check.to_record(), "budget": dataclasses.asdict(self.budget),
+            "tags": list(self.tags), "depends_on": list(self.depends_on), "notes": self.notes,
+            "path": self.path, "line": self.line, "content_hash": self.content_hash,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "Claim":
+        """Inverse of :meth:`to_record`, tolerant of records written before a field existed."""
+        source = record.get("source") or {}
+        scope = record.get("scope") or {}
+        probe = record.get("probe") or {}
+        budget = record.get("budget") or {}
+        known_scope = {f.name for f in dataclasses.fields(Scope)}
+        known_budget = {f.name for f in dataclasses.fields(Budget)}
+        return cls(
+            id=str(record.get("id", "")), title=str(record.get("title", "")),
+            statement=str(record.get("statement", "")),
+            source=Source(str(source.get("doc", "")), str(source.get("section", "")), str(source.get("figure", ""))),
+            scope=Scope(**{k: v for k, v in scope.items() if k in known_scope}),
+            probe=ProbeSpec(str(probe.get("name", "")), dict(probe.get("params") or {}), dict(probe.get("grid") or {})),
+            check=Check.from_record(record.get("check") or {}),
+            budget=Budget(**{k: v for k, v in budget.items() if k in known_budget}),
+            tags=tuple(record.get("tags") or ()), depends_on=tuple(record.get("depends_on") or ()),
+            notes=record.get("notes"), path=str(record.get("path", "<memory>")), line=int(record.get("line") or 0),
+            content_hash=str(record.get("content_hash", "")),
+        )
 
     def for_profile(self, name: str | None) -> "Claim":
         """This claim with the named profile's params, grid and budget applied (itself if none)."""
-        import dataclasses
-
         profile = self.profiles.get(name or "")
         if profile is None:
             return self

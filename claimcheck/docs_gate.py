@@ -45,7 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from claimcheck import rules
+from claimcheck.claim import Check, Claim
 from claimcheck.errors import ClaimError
+from claimcheck.verdict import Verdict, worst
 from claimcheck.figures import (
     Figure,
     MarkdownDoc,
@@ -65,7 +68,7 @@ DOC_SUFFIXES = (".md", ".markdown")
 PERFORMANCE_FAMILIES = frozenset({"time", "bandwidth", "size", "throughput", "fraction", "information"})
 FAILING = ("refuted", "stale", "inconclusive", "error")
 # Worst first: the verdict a claim with several items (grid) gets in the gate.
-VERDICT_ORDER = ("refuted", "stale", "error", "inconclusive", "holds", "not-applicable")
+VERDICT_VALUES = frozenset(v.value for v in Verdict)
 
 # Machine names a sentence can cite a figure for; each matches machine classes
 # (``backend/device/memory``) whose text contains it, case-insensitively.
@@ -106,60 +109,53 @@ class Anchor:
 
 @dataclass(frozen=True)
 class ClaimInfo:
-    """What the gate needs from a claim: its figure and its stated numbers."""
+    """What the gate needs from a claim: its figure and its check (the rule states the band)."""
 
     id: str
     figure: str = ""
-    rule: str | None = None
-    unit: str | None = None
-    threshold: float | None = None
-    expected: float | None = None
-    tolerance: float | None = None
-    bound: str | None = None
+    check: Check | None = None
     content_hash: str = ""
     draft: bool = False
     path: str = ""
     line: int = 0
 
-    @classmethod
-    def from_claim(cls, claim: Any) -> "ClaimInfo":
-        check = claim.check
-        return cls(
-            id=claim.id, figure=claim.source.figure, rule=check.rule, unit=check.unit, threshold=check.threshold,
-            expected=check.expected, tolerance=check.tolerance, bound=check.bound,
-            content_hash=getattr(claim, "content_hash", ""), path=getattr(claim, "path", ""),
-            line=getattr(claim, "line", 0),
-        )
+    @property
+    def rule(self) -> str | None:
+        """The check's rule name."""
+        return self.check.rule if self.check else None
+
+    @property
+    def unit(self) -> str | None:
+        """The unit of the claim's figure."""
+        return self.check.unit if self.check else None
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], path: str = "", line: int = 0) -> "ClaimInfo":
+    def from_claim(cls, claim: Claim) -> ClaimInfo:
+        """From a loaded claim."""
+        return cls(id=claim.id, figure=claim.source.figure, check=claim.check, content_hash=claim.content_hash,
+                   path=claim.path, line=claim.line)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], path: str = "", line: int = 0) -> ClaimInfo:
+        """From a claim record (the store's form)."""
         check = data.get("check") or {}
         source = data.get("source") or {}
-
-        def number(name: str) -> float | None:
-            value = check.get(name)
-            return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-        return cls(
-            id=str(data.get("id")), figure=str(source.get("figure") or ""), rule=check.get("rule"),
-            unit=check.get("unit"), threshold=number("threshold"), expected=number("expected"),
-            tolerance=number("tolerance"), bound=check.get("bound"), draft=data.get("draft") is True,
-            path=path, line=line,
-        )
+        return cls(id=str(data.get("id")), figure=str(source.get("figure") or ""),
+                   check=Check.from_record(check) if check.get("rule") else None,
+                   draft=data.get("draft") is True, path=path, line=line)
 
     def stated_band(self, unit: str | None) -> tuple[float, float] | None:
-        """The values the claim itself states, in ``unit``: expected ± tolerance, or the threshold."""
-        if self.rule == "exact" and self.expected is not None:
-            tolerance = self.tolerance or 0.0
-            low, high = self.expected - tolerance, self.expected + tolerance
-        elif self.threshold is not None and self.rule in ("rate_at_most", "zero_rate"):
-            low, high = 0.0, self.threshold  # a rate at most the threshold
-        elif self.threshold is not None and self.rule in ("at_least", "at_most", "ratio"):
-            low = high = self.threshold  # quoting the bound itself is what the claim says
-        else:
+        """The values the claim itself states, in ``unit`` (from the rule object)."""
+        if self.check is None or self.check.rule not in rules.names():
             return None
         try:
-            return convert(low, self.unit, unit), convert(high, self.unit, unit)
+            band = rules.get(self.check.rule).stated_band(self.check)
+        except KeyError:
+            return None
+        if band is None:
+            return None
+        try:
+            return convert(band[0], self.unit, unit), convert(band[1], self.unit, unit)
         except UnitError:
             return None
 
@@ -226,13 +222,8 @@ class Evidence:
 
 def claim_verdict(items: Sequence[Mapping[str, Any]]) -> str:
     """One verdict for a claim's items: the worst of them (``missing`` when there are none)."""
-    verdicts = {str(item.get("verdict")) for item in items}
-    if not verdicts:
-        return "missing"
-    for verdict in VERDICT_ORDER:  # holds comes before not-applicable: some items ran and held
-        if verdict in verdicts:
-            return verdict
-    return sorted(verdicts)[0]
+    chosen = worst(Verdict(item["verdict"]) for item in items if item.get("verdict") in VERDICT_VALUES)
+    return chosen.value if chosen else "missing"
 
 
 def suggested_sentence(reports_dir: str | Path | None, claim_id: str, verdict: str = "refuted") -> str | None:
@@ -512,7 +503,7 @@ def check_docs(
     paths: Iterable[str | Path],
     store: Any | None,
     *,
-    claims: Mapping[str, ClaimInfo] | Iterable[Any] | None = None,
+    claims: Mapping[str, ClaimInfo] | Iterable[ClaimInfo | Claim | Mapping[str, Any]] | None = None,
     claim_paths: Iterable[str | Path] = ("claims",),
     machine_class: str | None = None,
     changed_since: str | None = None,
@@ -544,8 +535,8 @@ def check_docs(
     elif isinstance(claims, Mapping):
         index = dict(claims)
     else:
-        infos = [c if isinstance(c, ClaimInfo) else ClaimInfo.from_mapping(c) if isinstance(c, Mapping)
-                 else ClaimInfo.from_claim(c) for c in claims]
+        infos = [c if isinstance(c, ClaimInfo) else ClaimInfo.from_claim(c) if isinstance(c, Claim)
+                 else ClaimInfo.from_mapping(c) for c in claims]
         index = {info.id: info for info in infos}
     evidence = store if isinstance(store, Evidence) else Evidence(store, machine_class)
     if machine_class is not None:

@@ -1,32 +1,38 @@
-"""Glue between the pytest session and the evidence store, reports and docs gate.
+"""Glue between a pytest run and the evidence store, reports and docs gate.
 
 Kept apart from the plugin so the plugin stays about pytest, and so the store
-and report modules know nothing about pytest.
+and report modules know nothing about pytest. Every function takes what it
+needs and returns values; none of them changes a verdict.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from claimcheck.result import ItemResult
+from claimcheck.verdict import Verdict
+
 if TYPE_CHECKING:  # pragma: no cover
-    from claimcheck.plugin import ClaimSession
     from claimcheck.store import EvidenceStore
 
 
 def store_path(config: pytest.Config, rootdir: Path) -> Path:
+    """Where this run's evidence goes: ``--claims-store`` or ``<rootdir>/reports/claimcheck.sqlite``."""
     option = config.getoption("--claims-store")
     return Path(option) if option else rootdir / "reports" / "claimcheck.sqlite"
 
 
 def reports_dir(config: pytest.Config, rootdir: Path) -> Path:
+    """Where reports go: ``--claims-reports`` or ``<rootdir>/reports``."""
     option = config.getoption("--claims-reports")
     return Path(option) if option else rootdir / "reports"
 
 
-def open_run(config: pytest.Config, rootdir: Path) -> tuple["EvidenceStore", str]:
+def open_run(config: pytest.Config, rootdir: Path) -> tuple[EvidenceStore, str]:
     """Open the store and start a run with this machine's fingerprint and the options."""
     from claimcheck.machine import fingerprint, machine_class
     from claimcheck.store import EvidenceStore, git_commits
@@ -37,7 +43,7 @@ def open_run(config: pytest.Config, rootdir: Path) -> tuple["EvidenceStore", str
     store = EvidenceStore(path)
     machine = fingerprint()
     suite_commit, claims_commit = git_commits(rootdir)
-    options = {
+    options: dict[str, Any] = {
         name: config.getoption(f"--claims-{name}")
         for name in ("alpha", "seed", "strict", "budget-scale", "fresh", "family", "cascade", "cv-bound", "profile")
     }
@@ -60,63 +66,61 @@ def merge_profiles(path: Path, rootdir: Path) -> None:
         merge(path, profiles)
 
 
-def record(store: "EvidenceStore", run_id: str | None, outcome: dict[str, Any]) -> None:
-    if run_id is not None:
-        store.record(run_id, outcome)
+def close_run(store: EvidenceStore, run_id: str, before: Sequence[ItemResult], after: Sequence[ItemResult], *,
+              complete: bool, reports: Path) -> tuple[list[str], list[str]]:
+    """Append the run-level adjustments, finish the run and build reports.
 
+    Args:
+        before, after: every result as recorded and after the run-level steps, in the same order.
 
-def close_run(cs: "ClaimSession", session: pytest.Session, changes: list[Any],
-              chains: dict[str, list[str]]) -> list[str]:
-    """Write adjusted and stale verdicts, finish the run, build reports; returns report paths."""
-    store, run_id = cs.store, cs.run_id
-    for change in changes:
-        record = cs.records[change.nodeid]
-        store.set_verdict(run_id, record["item_id"], record["verdict"], record["reason"],
-                          adjusted_verdict=change.adjusted_verdict, adjusted_pvalue=change.adjusted_pvalue)
-    for claim_id, chain in chains.items():
-        items = [r["item_id"] for r in cs.records.values() if r["claim_id"] == claim_id and r.get("stale")]
-        if items:
-            store.mark_stale(run_id, items, "stale: premise did not hold: " + " -> ".join(chain))
-    interrupted = session.shouldstop or session.shouldfail or session.exitstatus == pytest.ExitCode.INTERRUPTED
-    store.finish_run(run_id, complete=not interrupted)
-    cs.drift_lines = [drift.message() for drift in store.drift(run_id)]
+    Returns:
+        The drift lines and the report paths.
+    """
+    for old, new in zip(before, after):
+        store.add_adjustments(run_id, new.item_id, new.adjustments[len(old.adjustments):])
+    store.finish_run(run_id, complete=complete)
     from claimcheck.report import build_reports
 
-    out = reports_dir(session.config, cs.rootdir)
-    result = build_reports(store, run_id, out)
-    return [str(result.index_md), str(result.index_html)]
+    built = build_reports(store, run_id, reports)  # computes the run's drift once, for reports and summary
+    return [drift.message() for drift in built.drift], [str(built.index_md), str(built.index_html)]
 
 
-def latest_verdicts(cs: "ClaimSession", claim_ids: Iterable[str]) -> dict[str, str]:
+def latest_verdicts(store: EvidenceStore, run_id: str | None, claim_ids: Iterable[str]) -> dict[str, Verdict]:
     """Latest verdict on this machine class of claims not run in this session."""
     from claimcheck.machine import fingerprint, machine_class
 
     wanted = set(claim_ids)
     klass = machine_class(fingerprint())
-    found: dict[str, str] = {}
-    for run in cs.store.runs(klass):
-        if run["run_id"] == cs.run_id:
+    found: dict[str, Verdict] = {}
+    for run in store.runs(klass):
+        if run["run_id"] == run_id:
             continue
-        for result in cs.store.results(run["run_id"]):
+        for result in store.results(run["run_id"]):
             if result["claim_id"] in wanted and result["claim_id"] not in found:
-                found[result["claim_id"]] = result["verdict"]
+                found[result["claim_id"]] = Verdict(result["verdict"])
         if wanted <= set(found):
             break
     return found
 
 
-def gate_docs(cs: "ClaimSession", paths: list[str]) -> int:
-    """Run the docs gate after the session; print its lines; return the error count."""
+def gate_docs(store: EvidenceStore | None, paths: list[str], claims_dirs: Sequence[Path], reports: Path,
+              write_line: Any) -> int:
+    """Run the docs gate after the session; print its lines through ``write_line``; return the error count."""
     from claimcheck.docs_gate import check_docs
     from claimcheck.machine import fingerprint, machine_class
 
-    report = check_docs(paths, cs.store, claim_paths=[str(cs.rootdir / "claims")],
-                        machine_class=machine_class(fingerprint()),
-                        reports_dir=str(reports_dir(cs.config, cs.rootdir)))
-    terminal = cs.config.pluginmanager.get_plugin("terminalreporter")
-    if terminal is not None and report.problems:
-        terminal.section("claimcheck docs gate", sep="-")
+    report = check_docs(paths, store, claim_paths=[str(folder) for folder in claims_dirs],
+                        machine_class=machine_class(fingerprint()), reports_dir=str(reports))
+    if report.problems:
         errors = set(map(id, report.errors))
         for problem in report.problems:
-            terminal.write_line(str(problem), red=id(problem) in errors)
+            write_line(str(problem), red=id(problem) in errors)
     return len(report.errors)
+
+
+def counts(results: Mapping[str, ItemResult]) -> dict[Verdict, int]:
+    """How many items ended with each final verdict."""
+    out: dict[Verdict, int] = {}
+    for result in results.values():
+        out[result.verdict] = out.get(result.verdict, 0) + 1
+    return out

@@ -120,8 +120,8 @@ def find_candidates(doc: MarkdownDoc, *, per: str = "sentence") -> list[Candidat
     for sentence in doc.sentences:
         units: list[tuple[Cell | None, list[Figure]]] = []
         if sentence.kind == "table":
-            for cell in sentence.cells[1:]:
-                units.append((cell, _cell_figures(doc, cell)))
+            for table_cell in sentence.cells[1:]:
+                units.append((table_cell, _cell_figures(doc, table_cell)))
         else:
             units.append((None, doc.figures_in(sentence.start, sentence.end)))
         for cell, figures in units:
@@ -225,10 +225,10 @@ def _guess(figure: Figure, *, in_table: bool, before: str, after: str, exact_con
     if figure.kind == "plusminus":
         check = {"rule": "equivalent", "output": "TODO", "reference": "TODO", "margin": _number(figure.high), **unit}
         return [(check, f"'±{figure.high:g}': equivalence within that margin")]
-    if at_least or at_most:
-        if at_least and (not at_most or at_least[0] > at_most[0]):
-            return [bound("at_least", figure.low, f"'{at_least[1]}' before the figure")]
+    if at_most and (not at_least or at_least[0] <= at_most[0]):  # the cue nearer the figure wins
         return [bound("at_most", figure.high, f"'{at_most[1]}' before the figure")]
+    if at_least:
+        return [bound("at_least", figure.low, f"'{at_least[1]}' before the figure")]
     if equivalent:
         check = {"rule": "equivalent", "output": "TODO", "reference": "TODO", **unit}
         return [(check, f"'{equivalent[1]}' next to the figure: set check.reference and check.margin")]

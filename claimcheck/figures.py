@@ -143,7 +143,7 @@ def format_value(value: float | None, unit: str | None = None) -> str:
     text = f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
     if "e" in text:
         text = f"{value:.3e}"
-    symbol = (unit_of(unit).symbol if unit_of(unit) else unit) or ""
+    symbol = (known.symbol if (known := unit_of(unit)) else unit) or ""
     if symbol in ("", "ratio", "count"):
         return text
     if symbol == "%":
@@ -232,7 +232,7 @@ class Figure:
         if unit is not None or self.unit is not None:
             source = self.unit if self.kind != "count" else "count"
             target = unit if unit is not None else self.unit
-            if self.kind == "count" and unit_of(target) and unit_of(target).family == "fraction":
+            if self.kind == "count" and (known := unit_of(target)) and known.family == "fraction":
                 denominator = self.count_of or (1 if self.low == self.high == 0 else None)
                 if denominator:
                     return convert(low / denominator, "ratio", target), convert(high / denominator, "ratio", target)
@@ -293,6 +293,12 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+def _prefix_length(pattern: str, text: str) -> int:
+    """Length of ``pattern``'s match at the start of ``text``; the patterns used here may match nothing."""
+    match = re.match(pattern, text)
+    return match.end() if match else 0
+
+
 def _decimals(text: str) -> int:
     return len(text.split(".", 1)[1]) if "." in text else 0
 
@@ -331,10 +337,10 @@ def _scan(text: str) -> list[_Token]:
             continue
         # versions (0.31.2) and dimension products (2816×704)
         if after == "." and after2.isdigit():
-            skip_until = re.match(r"[\d.]*", text[end:]).end() + end
+            skip_until = _prefix_length(r"[\d.]*", text[end:]) + end
             continue
         if after in "×x" and after2.isdigit():
-            skip_until = re.match(r"[\d×x]*", text[end:]).end() + end
+            skip_until = _prefix_length(r"[\d×x]*", text[end:]) + end
             continue
         if after == "-" and after2.isalpha():
             continue  # "4-bit", "1-B", "14-year-old"
@@ -354,7 +360,7 @@ def _scan(text: str) -> list[_Token]:
         if ratio and not multiplier:
             token.unit, token.end = "x", ratio.end()
         else:
-            gap = re.match(r"[ \u00a0\u202f]?", text[rest:]).end()
+            gap = _prefix_length(r"[ \u00a0\u202f]?", text[rest:])
             unit = _UNIT_RE.match(text, rest + gap)
             if unit:
                 spelled = unit.group("unit")

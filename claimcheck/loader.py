@@ -14,14 +14,18 @@ import inspect
 import itertools
 import json
 import math
-from dataclasses import dataclass
+import collections.abc
+import types
+import typing
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from claimcheck import rules
 from claimcheck.claim import Budget, Check, Claim, Profile, ProbeSpec, Scope, Source
 from claimcheck.errors import ClaimError
 from claimcheck.probe import RegisteredProbe, UnknownProbeError, get_probe
-from claimcheck.schema import SECTIONS, Field, rule_problem, valid_id
+from claimcheck.schema import SECTIONS, Field, rule_problems, valid_id
 from claimcheck.yamlsafe import LocatedDocument, load_documents
 
 CLAIM_SUFFIXES = (".yaml", ".yml")
@@ -166,10 +170,10 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
     if draft:
         return _draft(data, doc, path)
     check = data["check"]
-    problem = rule_problem(check)
-    if problem:
-        name, message = problem
-        raise validator.error(f"check.{name}", message)
+    problems = rule_problems(check)
+    if problems:
+        name, message = problems[0]
+        raise validator.error(name, message)
     budget = data.get("budget", {})
     if budget.get("min_samples", 1) > budget.get("max_samples", budget.get("min_samples", 1)):
         raise validator.error("budget.min_samples", "must not exceed `budget.max_samples`")
@@ -194,7 +198,7 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         source=Source(**{k: v for k, v in data["source"].items() if k != "line"}),
         scope=Scope(**scope),
         probe=ProbeSpec(name=probe["name"], params=dict(params), grid=dict(grid)),
-        check=Check(**check),
+        check=_check(check),
         budget=Budget(**budget),
         tags=tuple(data.get("tags", ())),
         depends_on=tuple(data.get("depends_on", ())),
@@ -203,7 +207,19 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         path=path,
         line=doc.start_line,
         content_hash=_content_hash(doc),
+        field_lines=dict(doc.lines),
     )
+
+
+def _check(fields: dict[str, Any]) -> Check:
+    """The typed check: selectors as fields, the rule's parameters (with its defaults) in ``params``."""
+    rule = rules.get(fields["rule"])
+    params = {name: fields[name] for name in (p.name for p in rule.params) if name in fields}
+    check = Check(
+        rule=rule.name, output=fields.get("output"), reference=fields.get("reference"), outputs=fields.get("outputs"),
+        over=fields.get("over"), unit=fields.get("unit"), alpha=fields.get("alpha", 0.05), params=params,
+    )
+    return replace(check, params=rule.values(check))
 
 
 def _draft(data: dict[str, Any], doc: LocatedDocument, path: str) -> Draft:
@@ -298,28 +314,119 @@ def check_dependencies(claims: Iterable[Claim]) -> None:
 
 
 def check_probe(claim: Claim) -> RegisteredProbe:
-    """Resolve the claim's probe and check its params and outputs against it."""
+    """Resolve the claim's probe and check params, grid values and outputs against it; raise the first problem."""
+    registered, problems = probe_problems(claim)
+    if problems:
+        raise problems[0]
+    assert registered is not None
+    return registered
+
+
+def probe_problems(claim: Claim) -> tuple[RegisteredProbe | None, list[ClaimError]]:
+    """The claim's probe and every problem of the claim against it, each at the field's own line.
+
+    Checks param names and types against the probe function's signature (grid and ``over``
+    values one by one), output names against its declared outputs, and whether the rule
+    can be decided from a deterministic probe.
+    """
+
+    def problem(field_path: str, message: str) -> ClaimError:
+        return ClaimError(claim.path, claim.line_of(field_path), field_path, message)
+
     try:
         registered = get_probe(claim.probe.name)
     except UnknownProbeError as error:
-        raise ClaimError(claim.path, claim.line, "probe.name", str(error)) from None
+        return None, [problem("probe.name", str(error))]
+    found: list[ClaimError] = []
     signature = inspect.signature(registered.function)
     accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
     known = [name for name in signature.parameters if name != "ctx"]
-    profiled = [name for profile in claim.profiles.values() for name in (*profile.params, *profile.grid)]
-    for name in [*claim.probe.params, *claim.probe.grid, *profiled]:
+    hints = _type_hints(registered)
+    values: list[tuple[str, str, Any]] = []  # (field path, param name, one value the probe will receive)
+    for name, value in claim.probe.params.items():
+        if name == claim.check.over and isinstance(value, list):
+            values.extend((f"probe.params.{name}", name, level) for level in value)
+        else:
+            values.append((f"probe.params.{name}", name, value))
+    for name, axis in claim.probe.grid.items():
+        values.extend((f"probe.grid.{name}", name, value) for value in axis)
+    for profile_name, profile in claim.profiles.items():
+        where = f"profiles.{profile_name}"
+        values.extend((f"{where}.params.{name}", name, value) for name, value in profile.params.items()
+                      if not (name == claim.check.over and isinstance(value, list)))
+        values.extend((f"{where}.grid.{name}", name, value) for name, axis in profile.grid.items() for value in axis)
+    reported: set[str] = set()
+    for field_path, name, value in values:
+        if field_path in reported:
+            continue
         if not accepts_any and name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else f"; it takes: {', '.join(known) or 'nothing'}"
-            raise ClaimError(claim.path, claim.line, f"probe.params.{name}", f"probe `{registered.name}` has no param `{name}`{hint}")
+            found.append(problem(field_path, f"probe `{registered.name}` has no param `{name}`{hint}"))
+            reported.add(field_path)
+            continue
+        expected = hints.get(name)
+        if expected is not None and not _conforms(value, expected):
+            found.append(problem(field_path, f"probe `{registered.name}` takes `{name}` as {_type_text(expected)}; "
+                                             f"got {_type_name(value)}"))
+            reported.add(field_path)
     if registered.outputs:
         check = claim.check
-        for name in [check.output, check.reference, *(check.outputs or ())]:
-            if name is not None and name not in registered.outputs:
-                close = difflib.get_close_matches(name, list(registered.outputs), n=1)
+        for output in [check.output, check.reference, *(check.outputs or ())]:
+            if output is not None and output not in registered.outputs:
+                close = difflib.get_close_matches(output, list(registered.outputs), n=1)
                 hint = f" (did you mean `{close[0]}`?)" if close else ""
-                raise ClaimError(claim.path, claim.line, "check", f"probe `{registered.name}` has no output `{name}`{hint}; it gives: {', '.join(registered.outputs)}")
-    return registered
+                found.append(problem("check.output", f"probe `{registered.name}` has no output `{output}`{hint}; "
+                                                     f"it gives: {', '.join(registered.outputs)}"))
+    if registered.deterministic:
+        why = rules.get(claim.check.rule).needs_repeats(claim.check)
+        if why:
+            found.append(problem("check.rule", f"probe `{registered.name}` is deterministic: {why}"))
+    return registered, found
+
+
+def _type_hints(registered: RegisteredProbe) -> dict[str, Any]:
+    """The probe function's resolved annotations; unresolvable ones are skipped, not guessed."""
+    try:
+        return typing.get_type_hints(registered.function)
+    except Exception:  # noqa: BLE001 - a probe's annotations may name things not importable here
+        return {}
+
+
+def _conforms(value: Any, expected: Any) -> bool:
+    """Whether a YAML value fits a probe parameter's annotation (unknown annotations accept anything)."""
+    origin = typing.get_origin(expected)
+    if expected is Any or expected is inspect.Parameter.empty:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, option) for option in typing.get_args(expected))
+    if origin is typing.Literal:
+        return value in typing.get_args(expected)
+    if expected is type(None):
+        return value is None
+    if expected is bool:
+        return isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if expected is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected is str:
+        return isinstance(value, str)
+    if origin in (list, tuple, collections.abc.Sequence) or expected in (list, tuple):
+        if not isinstance(value, list):
+            return False
+        args = [arg for arg in typing.get_args(expected) if arg is not Ellipsis]
+        return all(_conforms(item, args[0]) for item in value) if len(args) == 1 else True
+    if origin is dict or expected is dict:
+        return isinstance(value, dict)
+    return True
+
+
+def _type_text(expected: Any) -> str:
+    """An annotation as a reader would write it: ``int``, ``list[float]``, ``str | None``."""
+    if isinstance(expected, type) and not typing.get_args(expected):
+        return expected.__name__
+    return str(expected).replace("typing.", "")
 
 
 def _format_value(value: Any) -> str:
@@ -363,8 +470,5 @@ def validate_paths(paths: Iterable[str | Path], *, probes: bool = True) -> tuple
             errors.append(str(error))
     if probes:
         for claim in claims:
-            try:
-                check_probe(claim)
-            except ClaimError as error:
-                errors.append(str(error))
+            errors.extend(str(error) for error in probe_problems(claim)[1])
     return errors, drafts

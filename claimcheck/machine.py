@@ -6,7 +6,8 @@ part of it that decides whether two results may be compared or a cached result r
 family and memory band, so that two 24 GiB EPYC boxes share a class while a laptop does not.
 
 MLX is imported only inside :func:`fingerprint`, after :func:`claimcheck.harness.blas.ensure_fast_blas`
-so that computing a fingerprint never locks MLX onto the slow reference BLAS.
+so that computing a fingerprint never locks MLX onto the slow reference BLAS. :func:`detect_backend`
+names the backend without importing MLX at all, for code that runs while claims are collected.
 """
 
 from __future__ import annotations
@@ -27,6 +28,45 @@ def _version(distribution: str) -> str:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
         return "absent"
+
+
+#: Backends MLX can run on, as :func:`detect_backend` and the fingerprint name them.
+BACKENDS = ("metal", "cuda", "cpu")
+#: Environment variable that names the backend outright (e.g. when the guess below is wrong).
+BACKEND_ENV = "CLAIMCHECK_BACKEND"
+
+
+def detect_backend() -> str:
+    """The backend MLX will use here, ``"metal"``, ``"cuda"`` or ``"cpu"``, judged without importing MLX.
+
+    Collecting claims must never import MLX (it is slow, and must not happen before the BLAS is
+    chosen), so this reads what is installed instead: Apple silicon means Metal; an installed
+    distribution of MLX's CUDA build (``mlx-cuda-13``, ``mlx-cuda-12``, ``mlx_cuda``, ...) means CUDA;
+    anything else the CPU. :data:`BACKEND_ENV` overrides the guess. The distributions are scanned on
+    every call, so call it once rather than per claim.
+
+    Raises:
+        ValueError: :data:`BACKEND_ENV` is set to something other than one of :data:`BACKENDS`.
+    """
+    override = os.environ.get(BACKEND_ENV, "").strip().lower()
+    if override:
+        if override not in BACKENDS:
+            raise ValueError(f"{BACKEND_ENV}={override!r} is not a backend; expected one of {', '.join(BACKENDS)}")
+        return override
+    if sys.platform == "darwin" and platform.machine() == "arm64":
+        return "metal"
+    if _cuda_build_installed():
+        return "cuda"
+    return "cpu"
+
+
+def _cuda_build_installed() -> bool:
+    """Whether a distribution of MLX's CUDA backend is installed (names compared as pip normalises them)."""
+    for distribution in metadata.distributions():
+        facts = distribution.metadata  # None or without a name for a broken installation
+        if facts is not None and "Name" in facts and re.sub(r"[-_.]+", "-", facts["Name"].lower()).startswith("mlx-cuda"):
+            return True
+    return False
 
 
 def _sysctl(name: str) -> str:

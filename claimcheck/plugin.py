@@ -12,14 +12,17 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from claimcheck import locking
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimError
-from claimcheck.runner import Outcome, RunOptions, run_claim_item
+from claimcheck.result import ItemResult
+from claimcheck.runner import RunOptions, run_claim_item
+from claimcheck.session import ClaimSession
 from claimcheck.verdict import Verdict
 
 PROPERTY = "claimcheck"
@@ -27,7 +30,7 @@ INCONCLUSIVE = "inconclusive"
 STALE = "stale"
 
 options_key = pytest.StashKey[RunOptions]()
-outcome_key = pytest.StashKey[Outcome]()
+outcome_key = pytest.StashKey[ItemResult]()
 session_key = pytest.StashKey["ClaimSession"]()
 started_key = pytest.StashKey[float]()
 
@@ -78,7 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
         progress=_progress_writer(),
     )
     config.stash[session_key] = ClaimSession(config, rootdir)
-    config.pluginmanager.register(config.stash[session_key], "claimcheck-session")
+    config.pluginmanager.register(RunHooks(config.stash[session_key]), "claimcheck-session")
 
 
 STARTED = "claimcheck_started"
@@ -97,7 +100,7 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput[STARTED] = _run_started(node.config)
 
 
-def _progress_writer():
+def _progress_writer() -> Callable[[str], None]:
     stream = sys.__stderr__
     if stream is None or not stream.isatty():
         return lambda message: None
@@ -134,92 +137,46 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return ClaimFile.from_parent(parent, path=file_path)
 
 
-class ClaimSession:
-    """Run-level state that lives in the controller: probes, store, adjustments."""
+class RunHooks:
+    """Controller hooks bound to one session (pytest passes no config to ``pytest_runtest_logreport``)."""
 
-    def __init__(self, config: pytest.Config, rootdir: Path) -> None:
-        self.config = config
-        self.rootdir = rootdir
-        self._probes_loaded = False
-        self._all_claims: dict[str, Claim] | None = None
-        self.suite_broken = False
-        self._profile: str | None = None
-        self.records: dict[str, dict[str, Any]] = {}
-        self.reports: dict[str, pytest.TestReport] = {}
-        self.store = None
-        self.run_id: str | None = None
-        self.lock_path = rootdir / ".claimcheck" / "exclusive.lock"
+    def __init__(self, cs: ClaimSession) -> None:
+        self.cs = cs
 
-    def profile(self) -> str:
-        """The active machine profile: the option, else this machine's backend (cpu, cuda, metal)."""
-        if self._profile is None:
-            chosen = self.config.getoption("--claims-profile")
-            if not chosen:
-                from claimcheck.machine import fingerprint
-
-                chosen = str(fingerprint().get("backend", "cpu"))
-            self._profile = chosen
-        return self._profile
-
-    def ensure_probes(self) -> None:
-        if self._probes_loaded:
-            return
-        from claimcheck.probe import load_probe_modules
-
-        load_probe_modules(str(self.rootdir))
-        self._probes_loaded = True
-
-    def all_claims(self) -> dict[str, Claim]:
-        """Every claim of the suite (not just those collected), for premises."""
-        if self._all_claims is None:
-            from claimcheck.loader import load_claims
-
-            folders = [self.rootdir / d for d in self.config.getini("claims_dirs") if (self.rootdir / d).is_dir()]
-            try:
-                self._all_claims = {claim.id: claim for claim in load_claims(folders)}
-            except ClaimError:
-                self._all_claims = {}  # the broken file reports its own collection error
-                self.suite_broken = True
-        return self._all_claims
-
-    def file_claims(self, path: Path) -> list[Claim]:
-        """The claims of one file, reusing the suite-wide parse when it covered that file."""
-        from claimcheck.loader import read_claim_file
-
-        known = [claim for claim in self.all_claims().values() if claim.path == str(path)]
-        return known if known else read_claim_file(path)
-
-    # -- evidence store (controller only) --------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = record_from_report(report)
-        if record is None:
+        """Collect each claim item's result and store it as it arrives, so a killed run keeps it."""
+        cs = self.cs
+        result = result_from_report(report)
+        if result is None:
             return
-        self.records[report.nodeid] = record
-        self.reports[report.nodeid] = report
-        if _is_worker(self.config) or self.config.getoption("--claims-no-store"):
+        cs.results[report.nodeid] = result
+        cs.reports[report.nodeid] = report
+        if _is_worker(cs.config) or cs.config.getoption("--claims-no-store"):
             return
         from claimcheck import evidence
 
-        if self.store is None:  # opened on the first claim result, so plain test runs leave no store
-            self.store, self.run_id = evidence.open_run(self.config, self.rootdir)
-        evidence.record(self.store, self.run_id, record)
+        if cs.store is None:  # opened on the first claim result, so plain test runs leave no store
+            cs.store, cs.run_id = evidence.open_run(cs.config, cs.rootdir)
+        if cs.run_id is not None:
+            cs.store.record(cs.run_id, result)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if _is_worker(self.config):
+        """Adjudicate, store and report once every item has a result (controller only)."""
+        if _is_worker(session.config):
             return
         from claimcheck import suite
 
-        suite.finish_session(self, session)
+        suite.finish_session(self.cs, session)
 
 
-def record_from_report(report: pytest.TestReport) -> dict[str, Any] | None:
-    """The outcome record carried by a report (it survives xdist serialisation)."""
+def result_from_report(report: pytest.TestReport) -> ItemResult | None:
+    """The result carried by a report (it survives xdist serialisation)."""
     if report.when != "call":
         return None
     for name, value in report.user_properties:
         if name == PROPERTY:
-            return json.loads(value)
+            return ItemResult.from_record(json.loads(str(value)))
     return None
 
 
@@ -261,7 +218,7 @@ class ClaimFile(pytest.File):
             return str(excinfo.value)
         if isinstance(excinfo.value, Exception) and type(excinfo.value).__module__.startswith("claimcheck"):
             return f"{self.path}: {excinfo.value}"
-        return super().repr_failure(excinfo)
+        return str(super().repr_failure(excinfo))
 
 
 class ClaimRefuted(Exception):
@@ -322,13 +279,13 @@ class ClaimItem(pytest.Item):
             from claimcheck.explain import failure_text
 
             return failure_text(excinfo.value.args[0])
-        return super().repr_failure(excinfo)
+        return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, max(self.claim.line - 1, 0), f"claim: {self.name}"
 
 
-def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
     if report.when != "call":
         return None
     verdict = dict(report.user_properties).get("verdict")
@@ -344,7 +301,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     session: ClaimSession | None = config.stash.get(session_key, None)
-    if session is None or _is_worker(config) or not session.records:
+    if session is None or _is_worker(config) or not session.results:
         return
     from claimcheck import suite
 

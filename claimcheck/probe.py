@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 Samples = Mapping[str, Sequence[float]]
 
@@ -42,7 +42,7 @@ class ProbeContext:
         info: facts about the measurement to record (model variant, BLAS, ...).
         fresh: which cached expensive results to ignore: ``False`` none, a timestamp those
             stored before it (``--claims-fresh`` passes the run's start), ``True`` all; pass it
-            on to :func:`claimcheck.harness.cache.cached`.
+            on to :func:`claimcheck.cache.cached`.
         progress: callback for a one-line progress message on long probes.
     """
 
@@ -57,8 +57,8 @@ class ProbeContext:
     progress: Callable[[str], None] = lambda message: None
 
 
-class ProbeFunction(Protocol):
-    def __call__(self, ctx: ProbeContext, **params: Any) -> Samples: ...
+# A probe takes the context and its own keyword parameters; their names and types vary per probe.
+ProbeFunction = Callable[..., Samples]
 
 
 @dataclass(frozen=True)

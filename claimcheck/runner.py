@@ -8,22 +8,26 @@ measured results of other items down with it.
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import datetime as _dt
 import fnmatch
 import hashlib
 import math
-import contextlib
 import random
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
+from claimcheck.adjudicate import gate_noise
 from claimcheck.claim import Claim
 from claimcheck.errors import NotApplicable, ProbeError
 from claimcheck.probe import ProbeContext, RegisteredProbe
+from claimcheck.result import ItemResult
+from claimcheck.rules import decide_check, sequential
+from claimcheck.stats import Decision, SequentialPlan
 from claimcheck.verdict import Verdict
 
 Groups = list[tuple[str, list[float]]]
@@ -40,52 +44,6 @@ class RunOptions:
     cache_dir: str | None = None
     cv_bound: float = 0.10
     progress: Callable[[str], None] = lambda message: None
-
-
-@dataclass
-class Outcome:
-    """Everything known about one item after it ran; serialises to the outcome record."""
-
-    claim_id: str
-    item_id: str
-    params: dict[str, Any]
-    verdict: Verdict
-    reason: str
-    decision: dict[str, Any] | None = None
-    samples: dict[str, list[float]] = field(default_factory=dict)
-    machine: dict[str, Any] = field(default_factory=dict)
-    machine_class: str = ""
-    info: dict[str, Any] = field(default_factory=dict)
-    artifacts: dict[str, Any] = field(default_factory=dict)
-    started: str = ""
-    finished: str = ""
-    duration_s: float = 0.0
-    claim: dict[str, Any] = field(default_factory=dict)
-
-    def to_record(self) -> dict[str, Any]:
-        record = dataclasses.asdict(self)
-        record["verdict"] = self.verdict.value
-        return record
-
-
-def claim_record(claim: Claim) -> dict[str, Any]:
-    """The claim as stated, in the form stored beside its results."""
-    return {
-        "id": claim.id,
-        "title": claim.title,
-        "statement": claim.statement,
-        "source": dataclasses.asdict(claim.source),
-        "scope": dataclasses.asdict(claim.scope),
-        "probe": {"name": claim.probe.name, "params": claim.probe.params, "grid": claim.probe.grid},
-        "check": {k: v for k, v in dataclasses.asdict(claim.check).items() if v is not None},
-        "budget": dataclasses.asdict(claim.budget),
-        "tags": list(claim.tags),
-        "depends_on": list(claim.depends_on),
-        "notes": claim.notes,
-        "path": claim.path,
-        "line": claim.line,
-        "content_hash": claim.content_hash,
-    }
 
 
 def scope_problem(claim: Claim, params: Mapping[str, Any], machine: Mapping[str, Any]) -> str | None:
@@ -221,37 +179,6 @@ class _Sampler:
         return {f"{name}@{label}": values for label, outputs in self.data.items() for name, values in outputs.items()}
 
 
-def _deterministic_decision(claim: Claim, groups: Groups, alpha: float) -> Any:
-    """A single computed value against a bound: no noise, so no interval to build."""
-    from claimcheck.stats import Decision
-
-    check = claim.check
-    value = groups[0][1][-1]
-    if check.rule == "exact":
-        ok = abs(value - check.expected) <= check.tolerance
-        reason = (f"computed {value:.6g}; the doc's figure {check.expected:g} ± {check.tolerance:g} "
-                  f"{'agrees' if ok else 'does not follow from its own inputs'}")
-    else:
-        threshold = check.threshold
-        ok = value >= threshold if check.rule == "at_least" else value <= threshold
-        word = ">=" if check.rule == "at_least" else "<="
-        reason = f"computed {value:.6g}, {'' if ok else 'not '}{word} {threshold:g}"
-    return Decision(
-        rule=check.rule, statistic=value, low=value, high=value, confidence_level=1.0, n=1,
-        verdict=Verdict.HOLDS if ok else Verdict.REFUTED, reason=reason,
-        pvalue=0.0 if not ok else 1.0, alpha=alpha, mde=None, details={"deterministic": True},
-    )
-
-
-def _decision_params(claim: Claim) -> dict[str, Any]:
-    """The check fields the rule itself reads (not the ones that pick samples)."""
-    from claimcheck.schema import RULE_FIELDS, SELECTORS
-
-    needed, optional = RULE_FIELDS[claim.check.rule]
-    check = dataclasses.asdict(claim.check)
-    return {k: check[k] for k in (needed | optional) - SELECTORS if check.get(k) is not None}
-
-
 def run_claim_item(
     claim: Claim,
     item_id: str,
@@ -261,81 +188,55 @@ def run_claim_item(
     options: RunOptions,
     machine: Mapping[str, Any],
     machine_class: str = "",
-) -> Outcome:
-    """Measure and decide one item; always returns an :class:`Outcome`."""
+) -> ItemResult:
+    """Measure and decide one item; always returns a result (the noise gate already applied)."""
     started = time.time()
-    outcome = Outcome(
-        claim_id=claim.id, item_id=item_id, params=dict(params), verdict=Verdict.ERROR, reason="",
-        machine=dict(machine), machine_class=machine_class, claim=claim_record(claim),
-        started=_dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(timespec="seconds"),
-    )
+    seed = item_seed(options.seed, item_id)
+    ctx = ProbeContext(seed=seed, rng=random.Random(seed), fresh=options.fresh, cache_dir=options.cache_dir,
+                       progress=options.progress)
+    sampler = _Sampler(claim, probe, params, ctx)
 
-    def finish(verdict: Verdict, reason: str) -> Outcome:
-        outcome.verdict, outcome.reason = verdict, reason
+    def finish(verdict: Verdict, reason: str, decision: Decision | None = None) -> ItemResult:
         end = time.time()
-        outcome.finished = _dt.datetime.fromtimestamp(end, _dt.timezone.utc).isoformat(timespec="seconds")
-        outcome.duration_s = round(end - started, 3)
-        return outcome
+        return ItemResult(
+            claim=claim, item_id=item_id, params=dict(params), raw_verdict=verdict, raw_reason=reason,
+            decision=decision, samples={k: tuple(v) for k, v in sampler.samples().items()},
+            machine=dict(machine), machine_class=machine_class, info=dict(ctx.info), artifacts=dict(ctx.artifacts),
+            started=_timestamp(started), finished=_timestamp(end), duration_s=round(end - started, 3),
+        )
 
     problem = scope_problem(claim, params, machine)
     if problem:
         return finish(Verdict.NOT_APPLICABLE, problem)
-
-    seed = item_seed(options.seed, item_id)
-    ctx = ProbeContext(seed=seed, rng=random.Random(seed), fresh=options.fresh, cache_dir=options.cache_dir,
-                       progress=options.progress)
-    outcome.artifacts, outcome.info = ctx.artifacts, ctx.info
-    sampler = _Sampler(claim, probe, params, ctx)
     alpha = options.alpha if options.alpha is not None else claim.check.alpha
-    budget = claim.budget
-    deadline = started + budget.max_seconds * options.budget_scale
+    seconds = claim.budget.max_seconds * options.budget_scale
     try:
-        with time_limit(hard_limit(budget.max_seconds * options.budget_scale)):
-            decision = _measure_and_decide(claim, probe, sampler, alpha, options, deadline)
-        outcome.samples = sampler.samples()
-        if decision is None:
-            return finish(Verdict.INCONCLUSIVE, f"time budget of {budget.max_seconds * options.budget_scale:g} s ran out before the first decision")
+        with time_limit(hard_limit(seconds)):
+            decision = _measure_and_decide(claim, probe, sampler, alpha, options, started + seconds)
     except NotApplicable as error:
         return finish(Verdict.NOT_APPLICABLE, _one_line(error))
     except (Exception, SystemExit) as error:  # noqa: BLE001 - any probe failure is an `error` verdict
-        outcome.samples = sampler.samples()
         return finish(Verdict.ERROR, _one_line(error))
-
-    outcome.decision = decision.to_dict()
-    verdict, reason = decision.verdict, decision.reason
-    if budget.exclusive and not (probe.deterministic or claim.check.rule == "exact"):
-        gate = _noise_reason(sampler.groups(), options.cv_bound)
-        if gate:
-            outcome.decision["noise"] = gate
-            if verdict is not Verdict.INCONCLUSIVE:
-                reason = f"too noisy to decide ({gate}); would have been {verdict.value}: {reason}"
-                verdict = Verdict.INCONCLUSIVE
-    outcome.decision["raw_verdict"] = decision.verdict.value
-    return finish(verdict, reason)
+    if decision is None:
+        return finish(Verdict.INCONCLUSIVE, f"time budget of {seconds:g} s ran out before the first decision")
+    result = finish(decision.verdict, decision.reason, decision)
+    return gate_noise(result, sampler.groups(), options.cv_bound)
 
 
-def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: "_Sampler", alpha: float,
-                        options: RunOptions, deadline: float) -> Any:
-    if probe.deterministic or claim.check.rule == "exact":
+def _timestamp(seconds: float) -> str:
+    return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: _Sampler, alpha: float,
+                        options: RunOptions, deadline: float) -> Decision | None:
+    if probe.deterministic:
         sampler.draw(1, 0)
-        return _deterministic_decision(claim, sampler.groups(), alpha)
+        return decide_check(claim.check, sampler.groups(), alpha, deterministic=True)
     return _sequential(claim, sampler, alpha, options, deadline)
 
 
-def _noise_reason(groups: Groups, cv_bound: float) -> str | None:
-    from claimcheck.stats import noise_gate
-
-    for label, values in groups:
-        reason = noise_gate(values, cv_bound=cv_bound)
-        if reason:
-            return f"{label}: {reason}" if label else reason
-    return None
-
-
-def _sequential(claim: Claim, sampler: "_Sampler", alpha: float, options: RunOptions, deadline: float) -> Any:
+def _sequential(claim: Claim, sampler: _Sampler, alpha: float, options: RunOptions, deadline: float) -> Decision:
     """Draw in looks until the rule decides, the plan ends or the time budget runs out."""
-    from claimcheck.stats import SequentialPlan, run_sequential
-
     budget = claim.budget
     scale = options.budget_scale
     min_n = max(1, round(budget.min_samples * scale))
@@ -351,4 +252,4 @@ def _sequential(claim: Claim, sampler: "_Sampler", alpha: float, options: RunOpt
         sampler.draw(max(k, 1), look)
         return [(label, values[before[label]:]) for label, values in sampler.groups()]
 
-    return run_sequential(draw, claim.check.rule, plan, **_decision_params(claim))
+    return sequential(replace(claim.check, alpha=alpha), draw, plan)

@@ -1,6 +1,7 @@
 """Claim schema v1, declared once: the loader validates against it and the
-published JSON Schema (``claimcheck/schema/claim-v1.json``) is generated from it,
-so editors and the loader can never disagree."""
+published JSON Schema (``schema/claim-v1.json``) is generated from it, so editors
+and the loader can never disagree. The ``check`` section's rule parameters come
+from the rule objects (:mod:`claimcheck.rules`), not from this module."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from claimcheck.claim import RULES
+from claimcheck import rules
 
 SCHEMA_VERSION = 1
 ID_PATTERN = r"^[a-z0-9][a-z0-9-]{0,79}$"
@@ -32,6 +33,18 @@ class Field:
     maximum: float | None = None
     exclusive_bounds: bool = False
     pattern: str | None = None
+
+
+def _rule_param_fields() -> dict[str, Field]:
+    """One schema field per rule parameter name, across every rule (first declaration wins)."""
+    out: dict[str, Field] = {}
+    for rule in rules.registry().values():
+        for param in rule.params:
+            if param.name in out:
+                continue
+            kind = {"number": "number", "choice": "str", "bool": "bool"}[param.kind]
+            out[param.name] = Field(kind, param.description, choices=param.choices or None)
+    return out
 
 
 SECTIONS: dict[str, dict[str, Field]] = {
@@ -76,22 +89,14 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "grid": Field("grid", "param -> list of values; one pytest item per combination"),
     },
     "check": {
-        "rule": Field("str", "decision rule", True, choices=RULES),
+        "rule": Field("str", "decision rule", True, choices=rules.names()),
         "output": Field("str", "probe output the rule reads (numerator, arm A)"),
         "reference": Field("str", "second probe output (denominator, arm B)"),
         "outputs": Field("str-list", "outputs in claimed order, for `ordering` (first > second > ...)"),
         "over": Field("str", "list-valued probe param swept inside one item (`monotone`, `ordering`)"),
-        "statistic": Field("str", "summary of each group", choices=("mean", "median")),
-        "threshold": Field("number", "bound for at_least/at_most/ratio/rate rules"),
-        "bound": Field("str", "direction of a ratio bound", choices=("at_least", "at_most")),
-        "margin": Field("number", "equivalence margin (same scale as `scale`)", minimum=0, exclusive_bounds=True),
-        "scale": Field("str", "equivalence scale", choices=("difference", "log-ratio")),
-        "paired": Field("bool", "arms were interleaved; compare pairwise"),
-        "direction": Field("str", "trend direction for `monotone`", choices=("increasing", "decreasing")),
-        "expected": Field("number", "value an `exact` check must reproduce"),
-        "tolerance": Field("number", "absolute tolerance of `exact` (match the printed rounding)", minimum=0),
         "unit": Field("str", "unit of the figure, for reports"),
         "alpha": Field("number", "error rate of the decision", minimum=0, maximum=0.5, exclusive_bounds=True),
+        **{name: spec for name, spec in _rule_param_fields().items()},
     },
     "budget": {
         "min_samples": Field("int", "samples before the first decision", minimum=1),
@@ -102,44 +107,12 @@ SECTIONS: dict[str, dict[str, Field]] = {
     },
 }
 
-# Which check fields each rule needs and which it may use besides.
-RULE_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "at_least": (frozenset({"output", "threshold"}), frozenset({"statistic"})),
-    "at_most": (frozenset({"output", "threshold"}), frozenset({"statistic"})),
-    "equivalent": (frozenset({"output", "reference", "margin"}), frozenset({"scale", "paired"})),
-    "ratio": (frozenset({"output", "reference", "bound", "threshold"}), frozenset({"statistic", "paired"})),
-    "ordering": (frozenset(), frozenset({"outputs", "output", "over", "paired"})),
-    "rate_at_most": (frozenset({"output", "threshold"}), frozenset()),
-    "zero_rate": (frozenset({"output", "threshold"}), frozenset()),
-    "monotone": (frozenset({"output", "over"}), frozenset({"direction", "paired"})),
-    "exact": (frozenset({"output", "expected", "tolerance"}), frozenset()),
-}
-# Fields that choose which samples a rule sees, as opposed to numbers the rule reads.
-SELECTORS = frozenset({"output", "reference", "outputs", "over"})
-_ALWAYS = frozenset({"rule", "alpha", "unit"})
-
-
-def rule_problem(check: dict[str, Any]) -> tuple[str, str] | None:
-    """Return ``(field, message)`` when a check's fields do not fit its rule."""
+def rule_problems(check: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every ``(field, message)`` problem of a check's fields for its rule (empty when they fit)."""
     rule = check.get("rule")
-    if rule not in RULE_FIELDS:
-        return None
-    needed, optional = RULE_FIELDS[rule]
-    for name in sorted(needed):
-        if check.get(name) is None:
-            return name, f"rule `{rule}` needs `check.{name}`"
-    for name in sorted(check):
-        if name not in needed | optional | _ALWAYS:
-            return name, f"`check.{name}` is not used by rule `{rule}` (it uses: {', '.join(sorted(needed | optional))})"
-    if rule == "ordering":
-        outputs, over = check.get("outputs"), check.get("over")
-        if bool(outputs) == bool(over):
-            return "outputs", "rule `ordering` needs either `check.outputs` (>= 2 outputs) or `check.output` with `check.over`"
-        if outputs is not None and len(outputs) < 2:
-            return "outputs", "rule `ordering` needs at least 2 outputs"
-        if over and not check.get("output"):
-            return "output", "rule `ordering` over a param needs `check.output`"
-    return None
+    if rule not in rules.names():
+        return []
+    return [(problem.field, problem.message) for problem in rules.get(str(rule)).problems(check)]
 
 
 def json_schema() -> dict[str, Any]:
@@ -148,7 +121,7 @@ def json_schema() -> dict[str, Any]:
     def field_schema(name: str, spec: Field) -> dict[str, Any]:
         if spec.kind == "section":
             return section_schema(name)
-        base: dict[str, Any] = {
+        kinds: dict[str, dict[str, Any]] = {
             "str": {"type": "string"},
             "int": {"type": "integer"},
             "number": {"type": "number"},
@@ -156,7 +129,8 @@ def json_schema() -> dict[str, Any]:
             "str-list": {"type": "array", "items": {"type": "string"}},
             "map": {"type": "object"},
             "grid": {"type": "object", "additionalProperties": {"type": "array", "minItems": 1}},
-        }.get(spec.kind) or {"type": "object", "additionalProperties": section_schema("profile")}
+        }
+        base = dict(kinds.get(spec.kind) or {"type": "object", "additionalProperties": section_schema("profile")})
         base["description"] = spec.description
         if spec.choices:
             base["enum"] = list(spec.choices)
@@ -178,6 +152,17 @@ def json_schema() -> dict[str, Any]:
         }
 
     schema = section_schema("")
+    schema["properties"]["check"]["allOf"] = [
+        {
+            "if": {"properties": {"rule": {"const": rule.name}}, "required": ["rule"]},
+            "then": {
+                "required": sorted({*rule.required_selectors, *(p.name for p in rule.params if p.required)}),
+                "properties": {name: True for name in sorted(rule.fields() | rules.COMMON_FIELDS)},
+                "additionalProperties": False,
+            },
+        }
+        for rule in rules.registry().values()
+    ]
     schema.update(
         {
             "$schema": "https://json-schema.org/draft/2020-12/schema",

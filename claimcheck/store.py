@@ -7,7 +7,7 @@ several processes can write different runs to it at once (``busy_timeout`` and
 ``BEGIN IMMEDIATE`` serialise the writers), and each item is written in its own
 transaction so a run killed with SIGKILL keeps every item it finished.
 
-Layout (schema version 1, kept in ``PRAGMA user_version``):
+Layout (schema version 2, kept in ``PRAGMA user_version``):
 
 * ``runs``: one row per session: ids of the suite and claims commits, machine
   fingerprint and class, options, status ``running | complete | incomplete``,
@@ -16,10 +16,14 @@ Layout (schema version 1, kept in ``PRAGMA user_version``):
 * ``claims``: each claim as it was in that run (content hash, text, scope,
   check), so a later edit of the YAML never rewrites old evidence.
 * ``results``: one row per ``(run_id, item_id)`` with the decision flattened
-  into columns for querying and the full outcome record kept as JSON.
+  into columns for querying and the full outcome record kept as JSON. Written
+  once; its verdict is the one the item finished with.
+* ``adjustments``: append-only, one row per verdict change after the decision
+  (noise gate, family correction, cascade), in order. The final verdict is the
+  last one's; no row of ``results`` is ever updated to change a verdict.
 
 A file with a newer or unknown schema is refused with one line and never
-modified; an older one (version 0, the pre-release layout) is migrated in place.
+modified; an older one (version 0, the pre-release layout, or 1) is migrated in place.
 """
 
 from __future__ import annotations
@@ -40,9 +44,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from claimcheck.errors import ClaimcheckError
+from claimcheck.result import Adjustment, ItemResult
+from claimcheck.verdict import Verdict
 
 DEFAULT_PATH = Path("reports") / "claimcheck.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x436C4368  # "ClCh": marks the file as a claimcheck store
 BUSY_TIMEOUT_MS = 60_000
 
@@ -124,6 +130,18 @@ CREATE TABLE IF NOT EXISTS results (
     outcome          TEXT,
     outcome_hash     TEXT,
     PRIMARY KEY (run_id, item_id)
+);
+CREATE TABLE IF NOT EXISTS adjustments (
+    run_id          TEXT NOT NULL REFERENCES runs(run_id),
+    item_id         TEXT NOT NULL,
+    seq             INTEGER NOT NULL,
+    step            TEXT NOT NULL,
+    before          TEXT NOT NULL,
+    after           TEXT NOT NULL,
+    reason          TEXT,
+    adjusted_pvalue REAL,
+    chain           TEXT,
+    PRIMARY KEY (run_id, item_id, seq)
 );
 CREATE INDEX IF NOT EXISTS results_claim ON results (claim_id);
 CREATE INDEX IF NOT EXISTS runs_class_started ON runs (machine_class, started);
@@ -230,7 +248,7 @@ def _classify(conn: sqlite3.Connection, label: str) -> int | None:
             f"{label}: unknown SQLite schema (tables: {', '.join(sorted(tables))}); not an evidence store, "
             "refusing to modify it"
         )
-    if version == SCHEMA_VERSION:
+    if version in (1, SCHEMA_VERSION):
         if app_id != APPLICATION_ID or not {"runs", "claims", "results"} <= tables:
             raise StoreError(f"{label}: schema version {version} but not a claimcheck store; refusing to modify it")
         return version
@@ -260,6 +278,7 @@ def _create_or_migrate(conn: sqlite3.Connection, label: str) -> None:
             return
         if version == 0:
             _migrate_0_to_1(conn)
+        # 1 -> 2 only adds the append-only `adjustments` table, created below.
         for statement in _V1_TABLES.split(";"):
             if statement.strip():
                 conn.execute(statement)
@@ -492,7 +511,7 @@ class EvidenceStore:
                 raise StoreError(f"{label}: no evidence store there")
             version = None
         if readonly:
-            if version != SCHEMA_VERSION:
+            if version not in (1, SCHEMA_VERSION):
                 raise StoreError(f"{label}: evidence store is schema version {version}; open it writable once to migrate")
             self._conn = _connect_readonly(self.path)
             return
@@ -628,8 +647,8 @@ class EvidenceStore:
         if running and row[0] == "complete":
             raise StoreError(f"{self.path}: run {run_id} is complete; no results can be added to it")
 
-    def record(self, run_id: str, outcome: Mapping[str, Any]) -> bool:
-        """Store one finished item, in one transaction.
+    def record(self, run_id: str, outcome: ItemResult | Mapping[str, Any]) -> bool:
+        """Store one finished item (with the adjustments it already has), in one transaction.
 
         Exactly once per ``(run_id, item_id)``: repeating the *same* outcome
         is ignored (so a retried write is harmless) and returns ``False``; a
@@ -639,7 +658,8 @@ class EvidenceStore:
         Returns:
             ``True`` when the row was written.
         """
-        row, claim = _result_row(run_id, outcome)
+        record = outcome.to_record() if isinstance(outcome, ItemResult) else outcome
+        row, claim = _result_row(run_id, record)
         with self._write() as conn:
             self._require_run(conn, run_id, running=True)
             existing = conn.execute(
@@ -654,55 +674,43 @@ class EvidenceStore:
             if claim:
                 self._insert_claim(conn, run_id, row["claim_id"], claim)
             _insert_result(conn, row)
+            adjustments = [Adjustment.from_record(a) for a in record.get("adjustments") or ()]
+            _insert_adjustments(conn, run_id, row["item_id"], adjustments, first_seq=0)
         return True
 
-    def set_verdict(
-        self,
-        run_id: str,
-        item_id: str,
-        verdict: str,
-        reason: str | None = None,
-        *,
-        adjusted_verdict: str | None = None,
-        adjusted_pvalue: float | None = None,
-    ) -> None:
-        """Replace an item's final verdict after the run-wide multiplicity adjustment.
+    def add_adjustments(self, run_id: str, item_id: str, adjustments: Sequence[Adjustment]) -> None:
+        """Append run-level adjustments (family, cascade) to a stored item; earlier rows are never changed.
 
-        The verdict as first recorded stays in ``recorded_verdict`` and the
-        outcome JSON; only the final ``verdict``, ``reason`` and the adjusted
-        fields change. Allowed until the run is finished.
+        Each adjustment must start from the item's current final verdict. Allowed until the run is finished.
         """
-        verdict = getattr(verdict, "value", verdict)
-        adjusted_verdict = getattr(adjusted_verdict, "value", adjusted_verdict)
-        for value in (verdict, adjusted_verdict):
-            if value is not None and value not in VERDICTS:
-                raise StoreError(f"run {run_id}: item {item_id}: verdict must be one of {', '.join(VERDICTS)}, got {value!r}")
+        if not adjustments:
+            return
         with self._write() as conn:
             self._require_run(conn, run_id, running=True)
-            cursor = conn.execute(
-                "UPDATE results SET verdict = ?, reason = COALESCE(?, reason),"
-                " adjusted_verdict = COALESCE(?, adjusted_verdict), adjusted_pvalue = COALESCE(?, adjusted_pvalue)"
-                " WHERE run_id = ? AND item_id = ?",
-                (verdict, reason, adjusted_verdict, _number(adjusted_pvalue), run_id, item_id),
-            )
-            if cursor.rowcount == 0:
-                raise StoreError(f"run {run_id}: no item {item_id} to set a verdict on")
+            row = conn.execute("SELECT verdict FROM results WHERE run_id = ? AND item_id = ?",
+                               (run_id, item_id)).fetchone()
+            if row is None:
+                raise StoreError(f"run {run_id}: no item {item_id} to adjust")
+            last = conn.execute("SELECT seq, after FROM adjustments WHERE run_id = ? AND item_id = ?"
+                                " ORDER BY seq DESC LIMIT 1", (run_id, item_id)).fetchone()
+            current, seq = (last[1], last[0] + 1) if last else (row[0], 0)
+            if adjustments[0].before.value != current:
+                raise StoreError(f"run {run_id}: item {item_id} is {current}; an adjustment from "
+                                 f"{adjustments[0].before.value} does not apply")
+            _insert_adjustments(conn, run_id, item_id, adjustments, first_seq=seq)
 
-    def mark_stale(self, run_id: str, item_ids: Iterable[str], reason: str) -> int:
-        """Set the verdict of items whose premise failed to ``stale``; the recorded verdict is kept.
-
-        Allowed until the run is finished. Returns the number of items changed.
-        """
-        changed = 0
-        with self._write() as conn:
-            self._require_run(conn, run_id, running=True)
-            for item_id in item_ids:
-                cursor = conn.execute(
-                    "UPDATE results SET verdict = 'stale', reason = ? WHERE run_id = ? AND item_id = ?",
-                    (reason, run_id, item_id),
-                )
-                changed += cursor.rowcount
-        return changed
+    def adjustments(self, run_id: str) -> dict[str, list[Adjustment]]:
+        """Every adjustment of a run by item, in the order applied."""
+        if "adjustments" not in _tables(self._conn):
+            return {}
+        out: dict[str, list[Adjustment]] = {}
+        cursor = self._conn.execute(
+            "SELECT item_id, step, before, after, reason, adjusted_pvalue, chain FROM adjustments"
+            " WHERE run_id = ? ORDER BY item_id, seq", (run_id,))
+        for item_id, step, before, after, reason, pvalue, chain in cursor.fetchall():
+            out.setdefault(item_id, []).append(Adjustment(
+                step, Verdict(before), Verdict(after), reason or "", pvalue, tuple(_loads(chain, []) or ())))
+        return out
 
     def finish_run(self, run_id: str, *, complete: bool = True) -> None:
         """Close a run: ``complete`` when every selected item ran, else ``incomplete``."""
@@ -798,10 +806,12 @@ class EvidenceStore:
             (run_id,),
         )
         names = [d[0] for d in cursor.description]
+        adjustments = self.adjustments(run_id)
         out = []
         for values in cursor.fetchall():
             result = _decode_result(dict(zip(names, values)))
             result["claim"] = claims.get(result["claim_id"], {"id": result["claim_id"]})
+            _apply_adjustments(result, adjustments.get(result["item_id"], []))
             out.append(result)
         return out
 
@@ -818,8 +828,12 @@ class EvidenceStore:
         )
         names = [d[0] for d in cursor.description]
         rows = []
+        adjustments: dict[str, dict[str, list[Adjustment]]] = {}
         for values in cursor.fetchall():
             row = dict(zip(names, values))
+            if row["run_id"] not in adjustments:
+                adjustments[row["run_id"]] = self.adjustments(row["run_id"])
+            _apply_adjustments(row, adjustments[row["run_id"]].get(row["item_id"], []))
             row["params"] = _loads(row["params"], {})
             row["run_status"] = self._effective_status(
                 {"status": row.pop("run_status"), "host": row.pop("host"), "pid": row.pop("pid"),
@@ -894,9 +908,11 @@ class EvidenceStore:
             return [dict(zip(names, r)) for r in cursor.fetchall()]
 
         run = rows("SELECT * FROM runs WHERE run_id = ?")[0]
-        return run, rows("SELECT * FROM claims WHERE run_id = ?"), rows(
-            "SELECT * FROM results WHERE run_id = ? ORDER BY rowid"
-        )
+        results = rows("SELECT * FROM results WHERE run_id = ? ORDER BY rowid")
+        adjustments = self.adjustments(run_id)
+        for row in results:
+            row["_adjustments"] = adjustments.get(row["item_id"], [])
+        return run, rows("SELECT * FROM claims WHERE run_id = ?"), results
 
     def _run_ids(self) -> list[str]:
         return [r[0] for r in self._conn.execute("SELECT run_id FROM runs ORDER BY started, rowid")]
@@ -976,7 +992,7 @@ def _result_row(run_id: str, outcome: Mapping[str, Any]) -> tuple[dict[str, Any]
         "estimate_label": text(decision.get("estimate_label")),
         "verdict": verdict,
         "recorded_verdict": verdict,
-        "raw_verdict": text(decision.get("raw_verdict")),
+        "raw_verdict": text(outcome.get("raw_verdict") or decision.get("raw_verdict")),
         "adjusted_verdict": text(decision.get("adjusted_verdict")),
         "adjusted_pvalue": _number(decision.get("adjusted_pvalue")),
         "reason": text(outcome.get("reason")),
@@ -991,6 +1007,31 @@ def _result_row(run_id: str, outcome: Mapping[str, Any]) -> tuple[dict[str, Any]
         "outcome_hash": hashlib.sha256(canonical.encode()).hexdigest(),
     }
     return row, claim
+
+
+def _insert_adjustments(conn: sqlite3.Connection, run_id: str, item_id: str, adjustments: Sequence[Adjustment],
+                        *, first_seq: int) -> None:
+    for seq, adjustment in enumerate(adjustments, start=first_seq):
+        conn.execute(
+            "INSERT INTO adjustments (run_id, item_id, seq, step, before, after, reason, adjusted_pvalue, chain)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, item_id, seq, adjustment.step, adjustment.before.value, adjustment.after.value,
+             adjustment.reason, _number(adjustment.adjusted_pvalue),
+             dumps(list(adjustment.chain)) if adjustment.chain else None),
+        )
+
+
+def _apply_adjustments(row: dict[str, Any], adjustments: Sequence[Adjustment]) -> None:
+    """Give a result row its final verdict and reason from its adjustments (the row itself is never updated)."""
+    row["adjustments"] = [a.to_record() for a in adjustments]
+    recorded = {a.step for a in adjustments}
+    if "recorded" not in recorded and adjustments:
+        row["verdict"] = adjustments[-1].after.value
+        row["reason"] = adjustments[-1].reason
+    family = next((a for a in adjustments if a.step == "family"), None)
+    if family is not None:
+        row["adjusted_verdict"] = family.after.value
+        row["adjusted_pvalue"] = family.adjusted_pvalue
 
 
 def _insert_result(conn: sqlite3.Connection, row: Mapping[str, Any]) -> None:
@@ -1127,6 +1168,7 @@ def _merge_run(
                 result.results_skipped += 1
                 continue
             _insert_result(conn, {n: row[n] for n in row if n in result_columns})
+            _insert_adjustments(conn, row["run_id"], row["item_id"], row.get("_adjustments", []), first_seq=0)
             result.results_added += 1
 
 

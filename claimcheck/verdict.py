@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 
 class Verdict(str, enum.Enum):
@@ -28,3 +29,18 @@ class Verdict(str, enum.Enum):
 
     def __str__(self) -> str:  # pragma: no cover - trivial
         return self.value
+
+
+# Most severe first: the one order every report, summary and gate uses to pick a claim's verdict.
+SEVERITY: tuple[Verdict, ...] = (
+    Verdict.ERROR, Verdict.REFUTED, Verdict.STALE, Verdict.INCONCLUSIVE, Verdict.HOLDS, Verdict.NOT_APPLICABLE,
+)
+
+# A premise with one of these verdicts does not hold, so its dependants are stale.
+FAILED_PREMISE = frozenset({Verdict.REFUTED, Verdict.INCONCLUSIVE, Verdict.ERROR, Verdict.STALE})
+
+
+def worst(verdicts: Iterable[Verdict]) -> Verdict | None:
+    """The most severe of ``verdicts`` (None for none): one item's failure is the claim's."""
+    chosen = [Verdict(v) for v in verdicts]
+    return min(chosen, key=SEVERITY.index) if chosen else None

@@ -18,14 +18,18 @@ numbers: they are left out of the samples and listed with their reason in the ar
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from claimcheck.errors import ProbeError
 from claimcheck.probe import Output, ProbeContext, probe
+
+if TYPE_CHECKING:
+    from claimcheck.sampling.generate import Root
 
 PROMPT_SET = Path(__file__).with_name("data") / "curve-prompts.yaml"
 POLES = ("creative", "advice", "factual")
@@ -164,7 +168,7 @@ def _raise_miss() -> Any:
 
 def _stored(ctx: ProbeContext, keys: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
     """The stored values among ``keys`` (respecting ``--claims-fresh``); computes nothing."""
-    from claimcheck.harness.cache import cached
+    from claimcheck.cache import cached
 
     found = {}
     for name, key in keys.items():
@@ -185,7 +189,7 @@ def _cached_many(
     Computing holds a per-probe file lock, and the cache is read again once it is held, so
     parallel workers (``pytest -n``) that need the same trace compute it once, not once each.
     """
-    from claimcheck.harness.cache import cached, results_dir
+    from claimcheck.cache import cached, results_dir
 
     def lookup(names: Sequence[str]) -> list[str]:
         found = _stored(ctx, {name: keys[name] for name in names})
@@ -201,7 +205,8 @@ def _cached_many(
             if missing:
                 computed = compute_missing(missing)
                 for name in missing:
-                    values[name], _ = cached(keys[name], lambda name=name: computed[name], fresh=True, cache_dir=ctx.cache_dir)
+                    values[name], _ = cached(keys[name], functools.partial(computed.__getitem__, name), fresh=True,
+                                             cache_dir=ctx.cache_dir)
     hits = ctx.info.setdefault("cache", {})
     for name in keys:
         hits[f"{keys[name]['probe']}:{name}"] = "computed" if name in missing else "reused"
@@ -372,13 +377,16 @@ def _route_values(
 
     def compute(missing: list[str]) -> dict[str, Any]:
         policies = [get_policy(name) for name in sorted(policy_names)]
-        roots, results, items, owners = [], {}, [], []
+        roots: list[Root] = []
+        results: dict[str, Any] = {}
+        items: list[dict[str, Any]] = []
+        owners: list[tuple[str, str, int, int]] = []
         for name in missing:
             record = records[name]
             ref, labels = record["ref"], record["labels"]
             root, rows = reference_pass(lm.model, ids[name], ref)
             roots.append(root)
-            per_policy = {}
+            per_policy: dict[str, dict[str, Any]] = {}
             for policy in policies:
                 departures, tokens = first_departures(rows, ref, policy, list(range(seeds)))
                 per_policy[policy.name] = {"departures": departures, "tokens": tokens, "coherence": []}
@@ -461,7 +469,7 @@ def route_hazard(
         return counts
 
     def log_of(value: Value) -> Value:
-        if not value.defined:
+        if value.value is None:
             return value
         if value.value <= 0:
             return Value(None, "the ratio is 0, its log is undefined")
@@ -737,7 +745,9 @@ def identity_control(
         return out
 
     values = _cached_many(ctx, keys, compute)
-    mismatch, agreement, examples = [], [], []
+    mismatch: list[float] = []
+    agreement: list[float] = []
+    examples: list[dict[str, Any]] = []
     for p in chosen:
         for seed in range(seeds):
             a, b = values[p.id][arms[0].name][str(seed)], values[p.id][arms[1].name][str(seed)]

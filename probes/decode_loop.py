@@ -393,10 +393,10 @@ def roofline(
     if read not in ("mlx", "best"):
         raise ValueError(f"`read` must be 'mlx' or 'best', got {read!r}")
     mlx_core()
-    from mlx.utils import tree_flatten
+    from claimcheck.models.arrays import named_parameters
 
     lm = _load(model, variant, ctx)
-    sizes = {name: int(v.nbytes) for name, v in tree_flatten(lm.model.parameters())}
+    sizes = {name: int(v.nbytes) for name, v in named_parameters(lm.model)}
     weights = account(sizes, lm.config).per_token
     if kv_dtype_bytes is None:
         kv_dtype_bytes = 4 if lm.variant == "fp32" else 2

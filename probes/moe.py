@@ -17,6 +17,7 @@ matrices) for every arm; the lazy-eval guard uses the unique bytes.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 from claimcheck.harness.timing import Timer, check_bandwidth, gbps, mlx_core, read_ceiling_gbps, reuse
@@ -39,10 +40,9 @@ def _quantized_stack(mx: Any, experts: int, rows: int, cols: int, *, bits: int, 
 def _layer_weights(hidden: int, expert: int, n_experts: int, chosen: Sequence[int], *, bits: int, group_size: int, scale_dtype: str) -> dict[str, Any]:
     """One layer's expert stacks, the merged gate+up stack, and contiguous copies of the chosen experts."""
     mx = mlx_core()
-    q = dict(bits=bits, group_size=group_size, scale_dtype=scale_dtype)
-    gate = _quantized_stack(mx, n_experts, expert, hidden, **q)
-    up = _quantized_stack(mx, n_experts, expert, hidden, **q)
-    down = _quantized_stack(mx, n_experts, hidden, expert, **q)
+    gate = _quantized_stack(mx, n_experts, expert, hidden, bits=bits, group_size=group_size, scale_dtype=scale_dtype)
+    up = _quantized_stack(mx, n_experts, expert, hidden, bits=bits, group_size=group_size, scale_dtype=scale_dtype)
+    down = _quantized_stack(mx, n_experts, hidden, expert, bits=bits, group_size=group_size, scale_dtype=scale_dtype)
     merged = tuple(mx.concatenate([g, u], axis=1) for g, u in zip(gate, up))
     dense = [tuple(tuple(mx.contiguous(a[e]) for a in stack) for stack in (gate, up, down)) for e in chosen]
     layer = {"gate": gate, "up": up, "down": down, "merged": merged, "dense": dense}
@@ -141,7 +141,7 @@ def moe_gather(
             x = x + expert_layer(mx, arm, x, layer, idx, expert=expert, bits=bits, group_size=group_size)
         return x
 
-    runs = Timer().interleave({arm: (lambda a=arm: run(a)) for arm in arms}, ctx.n)
+    runs = Timer().interleave({arm: functools.partial(run, arm) for arm in arms}, ctx.n)
     nominal = sum(_expert_bytes(layer, e) for layer in stacks for e in chosen)
     unique = {arm: nominal // top_k if arm == "repeated" else nominal for arm in arms}
     out: dict[str, list[float]] = {}

@@ -196,15 +196,18 @@ def _sizes_and_config(model: str | None, variant: str | None, path: str | None, 
     else:
         from claimcheck.models import load
 
+        if model is None:
+            raise ProbeError("weight_bytes needs `model` or `path`")
         lm = load(model, variant=variant) if variant else load(model)
         ctx.info.update({"model": lm.model_id, "variant": lm.variant, "weights_hash": lm.weights_hash})
-        model_dir = Path(lm.path) if getattr(lm, "path", None) else None
-        if model_dir is None or not any(model_dir.glob("*.safetensors")):
-            from mlx.utils import tree_flatten
+        loaded_dir = Path(lm.path) if lm.path else None
+        if loaded_dir is None or not any(loaded_dir.glob("*.safetensors")):
+            from claimcheck.models.arrays import named_parameters
 
             ctx.info["source"] = "parameters (no safetensors files)"
-            sizes = {name: int(value.nbytes) for name, value in tree_flatten(lm.model.parameters())}
+            sizes = {name: int(value.nbytes) for name, value in named_parameters(lm.model)}
             return sizes, dict(lm.config)
+        model_dir = loaded_dir
     config_path = model_dir / "config.json"
     if not config_path.exists():
         raise NotApplicable(f"{model_dir}: no config.json")

@@ -158,7 +158,7 @@ def test_new_writes_a_claim_the_loader_reads_back(tmp_path, capsys) -> None:
     from claimcheck.loader import read_claim_file
 
     (claim,) = read_claim_file(written)
-    assert claim.id == "qmv-fast" and claim.check.threshold == 90.0 and claim.check.unit == "GB/s"
+    assert claim.id == "qmv-fast" and claim.check.number("threshold") == 90.0 and claim.check.unit == "GB/s"
     assert claim.probe.grid == {"size_mib": [64, 256]} and claim.probe.params == {"dtype": "bfloat16"}
     assert claim.tags == ("bandwidth", "qmv")
     assert cli.main(["new", "--id", "qmv-fast", "--claims-dir", str(claims), *NEW_FLAGS]) == 2
@@ -193,7 +193,7 @@ def test_new_interactively_asks_for_what_the_flags_left_out(tmp_path, capsys) ->
     from claimcheck.loader import load_claims_text
 
     (claim,) = load_claims_text(text, "stdout")
-    assert claim.title == "An interactive claim" and claim.check.rule == "ratio" and claim.check.threshold == 0.74
+    assert claim.title == "An interactive claim" and claim.check.rule == "ratio" and claim.check.number("threshold") == 0.74
     assert list(tmp_path.iterdir()) == [], "--stdout writes nothing"
 
 

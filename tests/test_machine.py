@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -83,3 +84,81 @@ def test_machine_class_format():
     gpu = {"backend": "cuda", "device": "NVIDIA H200", "memory_gib": 2000.0, "device_memory_gib": 139.8}
     assert machine.machine_class(gpu) == "cuda/NVIDIA H200/128-256GiB"  # discrete GPUs: device memory
     assert re.fullmatch(r"(cpu|metal|cuda)/[^/]+/(<8|\d+-\d+)GiB", machine.machine_class())
+
+
+# --------------------------------------------------------------------------- detect_backend
+
+
+def _installed(tmp_path, monkeypatch, *names: str) -> None:
+    """Make ``importlib.metadata`` see exactly ``names`` as installed distributions (real dist-info folders)."""
+    site = tmp_path / "site"
+    for name in names:
+        info = site / f"{name.replace('-', '_')}-0.32.4.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.32.4\n")
+    site.mkdir(exist_ok=True)
+    real = metadata.distributions
+    monkeypatch.setattr(machine.metadata, "distributions", lambda **kwargs: real(path=[str(site)]))
+
+
+def _host(monkeypatch, system: str, arch: str) -> None:
+    monkeypatch.setattr(machine.sys, "platform", system)
+    monkeypatch.setattr(machine.platform, "machine", lambda: arch)
+
+
+@pytest.fixture
+def no_override(monkeypatch):
+    monkeypatch.delenv(machine.BACKEND_ENV, raising=False)
+
+
+def test_apple_silicon_is_metal(tmp_path, monkeypatch, no_override):
+    _installed(tmp_path, monkeypatch, "mlx", "mlx-metal")
+    _host(monkeypatch, "darwin", "arm64")
+    assert machine.detect_backend() == "metal"
+
+
+def test_an_intel_mac_is_cpu(tmp_path, monkeypatch, no_override):
+    _installed(tmp_path, monkeypatch, "mlx")
+    _host(monkeypatch, "darwin", "x86_64")
+    assert machine.detect_backend() == "cpu"
+
+
+@pytest.mark.parametrize("cuda_build", ["mlx-cuda-13", "mlx-cuda-12", "mlx_cuda", "MLX-CUDA"])
+def test_an_installed_cuda_build_means_cuda(tmp_path, monkeypatch, no_override, cuda_build):
+    _installed(tmp_path, monkeypatch, "mlx", cuda_build, "mlx-lm")
+    _host(monkeypatch, "linux", "x86_64")
+    assert machine.detect_backend() == "cuda"
+
+
+def test_linux_without_a_cuda_build_is_cpu(tmp_path, monkeypatch, no_override):
+    _installed(tmp_path, monkeypatch, "mlx", "mlx-cpu", "mlx-lm", "cuda-python")
+    _host(monkeypatch, "linux", "aarch64")
+    assert machine.detect_backend() == "cpu"
+
+
+@pytest.mark.parametrize("value, expected", [("cuda", "cuda"), (" CPU ", "cpu"), ("Metal", "metal")])
+def test_the_environment_variable_overrides_the_guess(tmp_path, monkeypatch, value, expected):
+    _installed(tmp_path, monkeypatch, "mlx-cuda-13")
+    _host(monkeypatch, "darwin", "arm64")
+    monkeypatch.setenv(machine.BACKEND_ENV, value)
+    assert machine.detect_backend() == expected
+
+
+def test_an_unknown_backend_in_the_environment_is_an_error(monkeypatch):
+    monkeypatch.setenv(machine.BACKEND_ENV, "rocm")
+    with pytest.raises(ValueError, match="CLAIMCHECK_BACKEND='rocm'.*metal, cuda, cpu"):
+        machine.detect_backend()
+
+
+def test_detecting_the_backend_does_not_import_mlx():
+    code = (
+        "import sys\nfrom claimcheck import machine\nmachine.detect_backend()\n"
+        "assert not any(name == 'mlx' or name.startswith('mlx.') for name in sys.modules)\n"
+    )
+    environment = {key: value for key, value in os.environ.items() if key != machine.BACKEND_ENV}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=environment)
+    assert result.returncode == 0, result.stderr
+
+
+def test_the_detected_backend_is_the_one_mlx_uses_here(no_override):
+    assert machine.detect_backend() == machine.fingerprint()["backend"]

@@ -9,9 +9,10 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
-from claimcheck.harness.cache import cache_root, write_json_atomic
+from claimcheck.cache import cache_root, write_json_atomic
+from claimcheck.models._spec import LoadedModel
 
 MANIFEST = "claimcheck.json"
 
@@ -75,8 +76,8 @@ def weights_hash(directory: Path) -> str:
     return combined.hexdigest()
 
 
-def write_manifest(destination: Path, *, converter_version: int | str, source: Path, source_sha256: str | None,
-                   variant: str, started: float, **facts: object) -> dict:
+def write_manifest(destination: Path, *, converter_version: int | str, source: str | Path, source_sha256: str | None,
+                   variant: str, started: float, **facts: object) -> dict[str, Any]:
     """Write a conversion's manifest last, so a directory without one is known to be unfinished.
 
     Args:
@@ -86,7 +87,7 @@ def write_manifest(destination: Path, *, converter_version: int | str, source: P
     import platform
     import time
 
-    import mlx.core as mx
+    from claimcheck.models.arrays import mlx_version
 
     manifest = {
         "kind": "gguf-conversion",
@@ -97,7 +98,7 @@ def write_manifest(destination: Path, *, converter_version: int | str, source: P
         "variant": variant,
         "weights_sha256": sha256_file(destination / "model.safetensors"),
         "convert_seconds": round(time.perf_counter() - started, 3),
-        "mlx": mx.__version__,
+        "mlx": mlx_version(),
         "platform": platform.platform(),
         "created": time.time(),
     }
@@ -105,7 +106,7 @@ def write_manifest(destination: Path, *, converter_version: int | str, source: P
     return manifest
 
 
-def read_manifest(directory: Path) -> dict | None:
+def read_manifest(directory: Path) -> dict[str, Any] | None:
     try:
         manifest = json.loads((directory / MANIFEST).read_text())
     except (OSError, ValueError):
@@ -138,7 +139,7 @@ def atomic_directory(final: Path) -> Iterator[Path]:
         raise
 
 
-def load_converted(model_id: str, variant: str, converted: tuple[Path, dict, bool], **extra: object) -> "LoadedModel":
+def load_converted(model_id: str, variant: str, converted: tuple[Path, dict[str, Any], bool], **extra: object) -> LoadedModel:
     """``mlx_lm.load`` a directory made by one of the converters, with its manifest's facts.
 
     Args:
@@ -150,11 +151,11 @@ def load_converted(model_id: str, variant: str, converted: tuple[Path, dict, boo
 
     from mlx_lm import load as mlx_lm_load
 
-    from claimcheck.models._registry import LoadedModel
-
     directory, manifest, converted_now = converted
     started = time.perf_counter()
-    model, tokenizer, config = mlx_lm_load(str(directory), return_config=True)
+    # mlx_lm annotates load() as one of two tuple lengths; return_config=True is the 3-tuple.
+    loaded: tuple[Any, ...] = mlx_lm_load(str(directory), return_config=True)
+    model, tokenizer, config = loaded
     load_seconds = time.perf_counter() - started
     timings = {"load_seconds": round(load_seconds, 3)}
     if converted_now:

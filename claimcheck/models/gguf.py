@@ -21,7 +21,11 @@ import re
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+    from tokenizers.pre_tokenizers import PreTokenizer
 
 #: Bumped when the converted directory's content changes, so old conversions are not reused.
 CONVERTER_VERSION = 1
@@ -73,9 +77,9 @@ def _scalar(value: Any) -> Any:
 
 def read_gguf(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """MLX tensors and metadata of a GGUF file (metadata scalars as Python values)."""
-    import mlx.core as mx
+    from claimcheck.models.arrays import load_with_metadata
 
-    weights, metadata = mx.load(str(path), return_metadata=True)
+    weights, metadata = load_with_metadata(path)
     return weights, {key: _scalar(value) for key, value in metadata.items()}
 
 
@@ -125,7 +129,7 @@ def _token_types(metadata: dict[str, Any]) -> list[int]:
     return [int(t) for t in (types.tolist() if hasattr(types, "tolist") else types)]
 
 
-def _pre_tokenizer(kind: str):
+def _pre_tokenizer(kind: str) -> PreTokenizer:
     from tokenizers import pre_tokenizers
 
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -137,7 +141,7 @@ def _pre_tokenizer(kind: str):
     raise ValueError(f"GGUF pre-tokenizer `{kind}` is not supported; expected `smollm` or `gpt2`")
 
 
-def build_tokenizer(metadata: dict[str, Any]):
+def build_tokenizer(metadata: dict[str, Any]) -> Tokenizer:
     """A ``tokenizers.Tokenizer`` equivalent to llama.cpp's for a byte-level BPE (``gpt2``) GGUF vocabulary."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, processors
 

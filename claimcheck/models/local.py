@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from claimcheck.errors import NotApplicable
-from claimcheck.models._registry import LoadedModel, ModelSpec
+from claimcheck.models._spec import LoadedModel, ModelSpec
 
 _HF_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json")
@@ -66,7 +66,7 @@ def _dtype_from_header(path: Path) -> str:
             counts[entry["dtype"]] = counts.get(entry["dtype"], 0) + 1
     names = {"F32": "fp32", "F16": "fp16", "BF16": "bf16"}
     floats = {names[dtype]: count for dtype, count in counts.items() if dtype in names}
-    return max(floats, key=floats.get) if floats else "unknown"
+    return max(floats, key=floats.__getitem__) if floats else "unknown"
 
 
 def _read_config(directory: Path) -> dict[str, Any]:
@@ -161,7 +161,9 @@ def load_directory(directory: Path, *, model_id: str | None = None, variant: str
         if _reads_text(directory) or any((directory / name).exists() for name in _TOKENIZER_FILES):
             from mlx_lm import load as mlx_lm_load
 
-            model, tokenizer, config = mlx_lm_load(str(directory), return_config=True)
+            # mlx_lm annotates load() as one of two tuple lengths; return_config=True is the 3-tuple.
+            loaded: tuple[Any, ...] = mlx_lm_load(str(directory), return_config=True)
+            model, tokenizer, config = loaded
         else:
             from mlx_lm.utils import load_model
 

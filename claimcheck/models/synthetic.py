@@ -35,10 +35,13 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claimcheck.errors import NotApplicable
 from claimcheck.models._registry import LoadedModel, register
+
+if TYPE_CHECKING:
+    import mlx.core as mx
 
 PREFIX = "synthetic:"
 VARIANTS = ("4bit", "bf16", "fp32")
@@ -169,7 +172,7 @@ def recipe_hash(model_id: str, variant: str, seed: int = 0) -> str:
 
 
 @functools.lru_cache(maxsize=6)
-def _block(seed: int, kind: str):
+def _block(seed: int, kind: str) -> mx.array:
     """Two periods of random values shared by all tensors: ``uniform`` floats (float32 or bfloat16) or ``bits``."""
     import mlx.core as mx
     import numpy as np
@@ -186,7 +189,7 @@ def _block(seed: int, kind: str):
     return doubled
 
 
-def _values(seed: int, name: str, kind: str, shape: tuple[int, ...]):
+def _values(seed: int, name: str, kind: str, shape: tuple[int, ...]) -> mx.array:
     """Tensor ``name``: the shared block read from a name-dependent offset, repeated to fill ``shape``.
 
     One copy in MLX (no numpy round trip), so a 4-GB model fills at memory speed.
@@ -205,7 +208,7 @@ def _values(seed: int, name: str, kind: str, shape: tuple[int, ...]):
     return mx.contiguous(flat.reshape(shape))
 
 
-def _random_parameter(name: str, like, seed: int, float_dtype):
+def _random_parameter(name: str, like: mx.array, seed: int, float_dtype: mx.Dtype) -> mx.array:
     """A deterministic replacement for parameter ``name`` with ``like``'s shape (and dtype rules above)."""
     import mlx.core as mx
 
@@ -224,10 +227,11 @@ def _random_parameter(name: str, like, seed: int, float_dtype):
     return _values(seed, name, "uniform-bf16" if float_dtype == mx.bfloat16 else "uniform", shape)
 
 
-def build(model_id: str, variant: str = "fp32", *, seed: int = 0):
+def build(model_id: str, variant: str = "fp32", *, seed: int = 0) -> tuple[Any, dict[str, Any]]:
     """Construct the model: ``(model, config)`` with config ready for ``config.json``."""
     import mlx.core as mx
-    from mlx.utils import tree_flatten
+
+    from claimcheck.models.arrays import named_parameters
 
     if variant not in VARIANTS:
         raise ValueError(f"model `{model_id}` has no variant `{variant}`; expected one of {', '.join(VARIANTS)}")
@@ -241,21 +245,21 @@ def build(model_id: str, variant: str = "fp32", *, seed: int = 0):
         config["quantization"] = _quantize(model)
         config["quantization_config"] = config["quantization"]
         # Keep norms in float32 (see the module docstring).
-        norms = [(name, value) for name, value in tree_flatten(model.parameters()) if value.ndim == 1]
+        norms = [(name, value) for name, value in named_parameters(model) if value.ndim == 1]
         model.load_weights([(name, value.astype(mx.float32)) for name, value in norms], strict=False)
     model.eval()
     _fill(model, seed, float_dtype)
     return model, config
 
 
-def _quantize(model) -> dict[str, Any]:
+def _quantize(model: Any) -> dict[str, Any]:
     """Quantize like ``mlx_lm.utils.quantize_model``; return the mlx-lm ``quantization`` config."""
     import mlx.nn as nn
 
     quantization: dict[str, Any] = {"group_size": GROUP_SIZE, "bits": BITS, "mode": "affine"}
     model_predicate = getattr(model, "quant_predicate", None)
 
-    def predicate(path: str, module) -> bool | dict:
+    def predicate(path: str, module: Any) -> bool | dict[str, Any]:
         if not hasattr(module, "to_quantized") or module.weight.shape[-1] % GROUP_SIZE != 0:
             return False
         decision = model_predicate(path, module) if model_predicate else True
@@ -269,13 +273,14 @@ def _quantize(model) -> dict[str, Any]:
     return quantization
 
 
-def _fill(model, seed: int, float_dtype) -> None:
+def _fill(model: Any, seed: int, float_dtype: mx.Dtype) -> None:
     """Replace every parameter with deterministic random values, one layer at a time (bounded memory)."""
     import mlx.core as mx
-    from mlx.utils import tree_flatten
 
-    groups: dict[str, list[tuple[str, Any]]] = {}
-    for name, value in tree_flatten(model.parameters()):
+    from claimcheck.models.arrays import named_parameters
+
+    groups: dict[str, list[tuple[str, mx.array]]] = {}
+    for name, value in named_parameters(model):
         parts = name.split(".")
         group = ".".join(parts[:3]) if len(parts) > 3 and parts[1] == "layers" else ".".join(parts[:-1])
         groups.setdefault(group, []).append((name, value))
@@ -308,10 +313,10 @@ def save(loaded: LoadedModel, destination: str | Path) -> Path:
 
     There is no tokenizer; header-reading probes and ``mlx_lm.utils.load_model`` work on it.
     """
-    import mlx.core as mx
     from mlx_lm.utils import save_config, save_model
 
     from claimcheck.models._files import MANIFEST, weights_hash
+    from claimcheck.models.arrays import mlx_version
 
     destination = Path(destination)
     save_model(destination, loaded.model)
@@ -324,7 +329,7 @@ def save(loaded: LoadedModel, destination: str | Path) -> Path:
         "recipe_sha256": loaded.weights_hash,
         "generator_version": GENERATOR_VERSION,
         "weights_sha256": weights_hash(destination),
-        "mlx": mx.__version__,
+        "mlx": mlx_version(),
     }
     (destination / MANIFEST).write_text(json.dumps(manifest, indent=2))
     return destination

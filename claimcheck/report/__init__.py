@@ -17,10 +17,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from claimcheck.report.corrections import ReportError, clear_old, write_all, write_text
 from claimcheck.report.model import RunReport, gather
-from claimcheck.store import EvidenceStore
+from claimcheck.store import Drift, EvidenceStore
+
+if TYPE_CHECKING:
+    from claimcheck.report.plots import Plot
 
 __all__ = ["ReportError", "ReportResult", "RunReport", "build_reports", "gather"]
 
@@ -39,6 +43,7 @@ class ReportResult:
     corrections: list[Path] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    drift: list[Drift] = field(default_factory=list)
 
 
 def build_reports(
@@ -53,12 +58,13 @@ def build_reports(
     Correction files of an earlier build are removed first, so a claim that
     now holds no longer has one. ``plots=False`` skips matplotlib entirely.
     """
-    own = not isinstance(store, EvidenceStore)
-    opened = EvidenceStore(store) if own else store
-    try:
-        report = gather(opened, run_id)
-    finally:
-        if own:
+    if isinstance(store, EvidenceStore):
+        report = gather(store, run_id)
+    else:
+        opened = EvidenceStore(store)  # ours to open, ours to close
+        try:
+            report = gather(opened, run_id)
+        finally:
             opened.close()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -66,7 +72,7 @@ def build_reports(
     made, written = write_all(report, out)
 
     forest = None
-    pack: list = []
+    pack: list[Plot] = []
     if plots:
         from claimcheck.report import plots as pictures
 
@@ -101,6 +107,7 @@ def build_reports(
         forest=forest.path if forest else None,
         plots=[p.path for p in pack],
         corrections=written,
+        drift=report.drift,
         counts=report.counts,
         warnings=report.warnings,
     )

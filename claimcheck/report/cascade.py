@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-FAILED = {"refuted", "inconclusive", "error", "stale"}
+from claimcheck.verdict import FAILED_PREMISE, SEVERITY
+from claimcheck.report.canvas import COLOURS, new_figure, png_bytes
+
+FAILED = {verdict.value for verdict in FAILED_PREMISE}
 
 
 def claim_graph(items: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], list[tuple[str, str]]]:
     """Claim verdicts (worst item wins) and premise -> dependant edges among claims in the run."""
-    order = ["error", "refuted", "stale", "inconclusive", "holds", "not-applicable"]
+    order = [verdict.value for verdict in SEVERITY]
     verdicts: dict[str, str] = {}
     edges: set[tuple[str, str]] = set()
     for item in items:
@@ -62,8 +65,6 @@ def layers(nodes: set[str], edges: Sequence[tuple[str, str]]) -> dict[str, int]:
 
 def cascade(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     """PNG of the failing parts of the dependency graph, or None when nothing cascades."""
-    from claimcheck.report.plots import COLOURS, _figure, _png
-
     verdicts, edges = claim_graph(items)
     nodes = failing_components(verdicts, edges)
     if not nodes:
@@ -73,7 +74,7 @@ def cascade(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     for node in sorted(nodes):
         columns.setdefault(depth[node], []).append(node)
     tallest = max(len(column) for column in columns.values())
-    fig = _figure(2.9 * len(columns) + 0.6, 0.55 * tallest + 1.0, layout=None)
+    fig = new_figure(2.9 * len(columns) + 0.6, 0.55 * tallest + 1.0, layout=None)
     ax = fig.add_axes((0.01, 0.01, 0.98, 0.9))
     ax.set_axis_off()
     position = {}
@@ -91,4 +92,4 @@ def cascade(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     ax.set_xlim(-0.6, max(columns) + 0.6)
     ax.set_ylim(-tallest / 2 - 0.2, tallest / 2 + 0.2)
     fig.suptitle("Dependency cascade: premises (left) and the claims resting on them", fontsize=9)
-    return _png(fig)
+    return png_bytes(fig)

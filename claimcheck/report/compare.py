@@ -72,12 +72,12 @@ def plot(comparison: Comparison) -> bytes | None:
     """Verdict grid: items down, machine classes across, coloured by verdict."""
     from matplotlib.patches import Rectangle
 
-    from claimcheck.report.plots import COLOURS, _figure, _png
+    from claimcheck.report.canvas import COLOURS, new_figure, png_bytes
 
     items = sorted(comparison.rows)
     if not items or not comparison.classes:
         return None
-    fig = _figure(3.2 + 2.6 * len(comparison.classes), 0.28 * len(items) + 1.4)
+    fig = new_figure(3.2 + 2.6 * len(comparison.classes), 0.28 * len(items) + 1.4)
     ax = fig.add_subplot(1, 1, 1)
     for x, klass in enumerate(comparison.classes):
         for y, item in enumerate(items):
@@ -93,7 +93,7 @@ def plot(comparison: Comparison) -> bytes | None:
     ax.set_yticks([y + 0.45 for y in range(len(items))], items, fontsize=6.5)
     ax.tick_params(length=0)
     ax.set_title("Portable claims: verdict and estimate per machine class", fontsize=9)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def write(stores: Iterable[str | Path], out_dir: str | Path) -> list[Path]:

@@ -12,6 +12,7 @@ import html
 from typing import Any, Mapping, Sequence
 
 from claimcheck.report import text
+from claimcheck.report.canvas import COLOURS
 from claimcheck.report.index import (
     claims_without_items,
     drift_heading,
@@ -20,7 +21,7 @@ from claimcheck.report.index import (
     verdict_change,
 )
 from claimcheck.report.model import VERDICT_ORDER, RunReport
-from claimcheck.report.plots import COLOURS, Plot
+from claimcheck.report.plots import Plot
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:2rem auto;max-width:1200px;
@@ -129,10 +130,10 @@ def page(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: Plot 
         "<th>raw → adjusted</th><th>MDE</th><th>reason</th><th>report</th></tr>",
     ]
     for item in ordered_items(report):
-        kind = {"refuted": "correction", "inconclusive": "inconclusive"}.get(item["verdict"])
+        section = {"refuted": "correction", "inconclusive": "inconclusive"}.get(item["verdict"])
         target = ""
-        if kind and f"{item['verdict']}:{item['claim_id']}" in made:
-            target = f'<a href="#{e(_anchor(kind, item["claim_id"]))}">{"correction" if kind == "correction" else "note"}</a>'
+        if section and f"{item['verdict']}:{item['claim_id']}" in made:
+            target = f'<a href="#{e(_anchor(section, item["claim_id"]))}">{"correction" if section == "correction" else "note"}</a>'
         out.append(
             f"<tr><td><code>{e(item['item_id'])}</code></td><td>{badge(item['verdict'])}</td>"
             f"<td class=\"fig\">{e(text.figure(item))}</td><td class=\"num\">{e(item.get('n') if item.get('n') is not None else '—')}</td>"

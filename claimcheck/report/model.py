@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claimcheck.report import text
+from claimcheck.verdict import SEVERITY
 from claimcheck.store import VERDICTS, Drift, EvidenceStore
 
-VERDICT_ORDER = ("refuted", "error", "inconclusive", "stale", "holds", "not-applicable")
+VERDICT_ORDER = tuple(verdict.value for verdict in SEVERITY)
 
 
 @dataclass

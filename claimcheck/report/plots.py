@@ -9,22 +9,17 @@ has no items it understands.
 
 from __future__ import annotations
 
-import io
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeGuard
 
 from claimcheck.report import text
+from claimcheck.report.canvas import COLOURS, new_figure, png_bytes
+from claimcheck.report.cascade import cascade
 
-COLOURS = {
-    "holds": "#2e7d32",
-    "refuted": "#c62828",
-    "inconclusive": "#ef8f00",
-    "stale": "#6a1b9a",
-    "error": "#616161",
-    "not-applicable": "#9e9e9e",
-}
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
 
 
 @dataclass(frozen=True)
@@ -38,19 +33,8 @@ class Plot:
     png: bytes
 
 
-def _figure(width: float, height: float, *, layout: str | None = "constrained") -> Any:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), dpi=110, layout=layout)
-
-
-def _png(fig: Any) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    return buffer.getvalue()
-
-
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> TypeGuard[float]:
+    """A real, finite number (bools excluded), narrowed to float for the arithmetic that follows."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -106,7 +90,7 @@ def forest(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     panels = _forest_panels(rows)
     heights = [0.36 * len(members) + 0.55 for _, members in panels]
     height = sum(heights) + 1.3
-    fig = _figure(12.0, height, layout=None)
+    fig = new_figure(12.0, height, layout=None)
     # Item ids on the left, printed figures on the right of the drawing area.
     fig.subplots_adjust(left=0.25, right=0.64, top=1 - 0.8 / height, bottom=0.5 / height,
                         hspace=0.6 / (height / len(panels)))
@@ -138,7 +122,7 @@ def forest(items: Sequence[Mapping[str, Any]]) -> bytes | None:
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
     present = [v for v in COLOURS if any(i["verdict"] == v for i in rows)]
-    handles = [Line2D([0], [0], color=COLOURS[v], linewidth=3.2, label=v) for v in present]
+    handles: list[Artist] = [Line2D([0], [0], color=COLOURS[v], linewidth=3.2, label=v) for v in present]
     handles.append(Line2D([0], [0], color="black", linewidth=1.6, label="claimed threshold"))
     if any(text.claimed(i).kind == "band" for i in rows):
         from matplotlib.patches import Patch
@@ -148,7 +132,7 @@ def forest(items: Sequence[Mapping[str, Any]]) -> bytes | None:
                frameon=False, fontsize=8.5)
     fig.suptitle("Each decided figure with its interval against what the claim asserts (one panel per unit and scale)",
                  x=0.45, y=1 - 0.08 / height, fontsize=10)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 # --------------------------------------------------------------------------- pack plots
@@ -176,7 +160,7 @@ def qmv_bandwidth(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     rows = [i for i in rows if i.get("samples")]
     if not rows:
         return None
-    fig = _figure(11.0, 4.2)
+    fig = new_figure(11.0, 4.2)
     left, right = fig.subplots(1, 2)
     series: dict[tuple[str, str], list[tuple[float, tuple[float, float, float]]]] = {}
     for item in rows:
@@ -227,7 +211,7 @@ def qmv_bandwidth(items: Sequence[Mapping[str, Any]]) -> bytes | None:
         right.grid(alpha=0.3)
     else:
         right.set_axis_off()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def decode_arms(items: Sequence[Mapping[str, Any]]) -> bytes | None:
@@ -243,7 +227,7 @@ def decode_arms(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     arms = sorted({arm for _, arm, _ in rows})
     palette = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef8f00", "#00838f"]
     colour = {arm: palette[i % len(palette)] for i, arm in enumerate(arms)}
-    fig = _figure(9.0, 1.2 + 0.32 * len(rows))
+    fig = new_figure(9.0, 1.2 + 0.32 * len(rows))
     ax = fig.add_subplot()
     for index, (label, arm, (mean, low, high)) in enumerate(rows):
         y = len(rows) - 1 - index
@@ -252,7 +236,7 @@ def decode_arms(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     ax.set_xlabel("per-token time, ms (mean, 95% CI)")
     ax.set_title("Decode arms", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def _key(mapping: Mapping[str, Any], *names: str) -> Any:
@@ -310,7 +294,7 @@ def route_hazard(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     if not values:
         return None
     policies = list(dict.fromkeys(pol for pol, _ in values))
-    fig = _figure(max(6.0, 1.0 + 1.1 * len(policies)), 4.0)
+    fig = new_figure(max(6.0, 1.0 + 1.1 * len(policies)), 4.0)
     ax = fig.add_subplot()
     width = 0.38
     for offset, event, colour in ((-width / 2, "FORK", "#c62828"), (width / 2, "REMERGE", "#1565c0")):
@@ -321,7 +305,7 @@ def route_hazard(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     ax.set_title("Route hazard: FORK vs REMERGE per policy", fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 _PROMPT = ("prompt", "prompt_id", "prompt_index", "id", "index")
@@ -371,27 +355,29 @@ def bisector_fork_depth(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     if not columns:
         return None
     prompts = list(dict.fromkeys(p for _, depths in columns for p in depths))
-    grid = [[(depths.get(p) if depths.get(p) is not None else math.nan) for _, depths in columns] for p in prompts]
-    fig = _figure(max(5.0, 2.5 + 1.0 * len(columns)), max(3.0, 1.2 + 0.28 * len(prompts)))
+    grid = [[(math.nan if (value := depths.get(p)) is None else value) for _, depths in columns] for p in prompts]
+    fig = new_figure(max(5.0, 2.5 + 1.0 * len(columns)), max(3.0, 1.2 + 0.28 * len(prompts)))
     ax = fig.add_subplot()
     import numpy as np
 
     data = np.ma.masked_invalid(np.array(grid, dtype=float))
     from matplotlib import colormaps
+    from matplotlib.colors import Normalize
 
-    image = ax.imshow(data, aspect="auto", cmap=colormaps["viridis"].with_extremes(bad="#eeeeee"))
+    norm = Normalize()  # imshow's default, scaled to the data; held here to read cell brightness
+    image = ax.imshow(data, aspect="auto", cmap=colormaps["viridis"].with_extremes(bad="#eeeeee"), norm=norm)
     if len(prompts) * len(columns) <= 400:
         for r, row in enumerate(grid):
             for c, value in enumerate(row):
                 label = "—" if math.isnan(value) else f"{value:g}"
-                bright = not math.isnan(value) and image.norm(value) > 0.6  # viridis turns yellow
+                bright = not math.isnan(value) and norm(value) > 0.6  # viridis turns yellow
                 ax.text(c, r, label, ha="center", va="center", fontsize=7,
                         color="#616161" if math.isnan(value) else "black" if bright else "white")
     ax.set_xticks(range(len(columns)), [c[0] for c in columns], rotation=20, ha="right", fontsize=8)
     ax.set_yticks(range(len(prompts)), prompts, fontsize=7.5)
     ax.set_title("Fork depth per prompt (— = no fork)", fontsize=10)
     fig.colorbar(image, ax=ax, label="fork depth (tokens)")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 PACK_PLOTS: tuple[tuple[str, str, str, Callable[[Sequence[Mapping[str, Any]]], bytes | None]], ...] = (
@@ -405,14 +391,8 @@ PACK_PLOTS: tuple[tuple[str, str, str, Callable[[Sequence[Mapping[str, Any]]], b
      "Where each prompt's generation forked, per item; grey cells never forked.", bisector_fork_depth),
     ("cascade", "Dependency cascade",
      "Claims whose premises did not hold are stale: each box is a claim with its verdict, arrows run from a "
-     "premise to the claims that rest on it.", lambda items: _cascade(items)),
+     "premise to the claims that rest on it.", cascade),
 )
-
-
-def _cascade(items: Sequence[Mapping[str, Any]]) -> bytes | None:
-    from claimcheck.report.cascade import cascade
-
-    return cascade(items)
 
 
 def pack_plots(items: Sequence[Mapping[str, Any]], folder: Path) -> tuple[list[Plot], list[str]]:

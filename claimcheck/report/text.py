@@ -9,48 +9,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Mapping, Sequence, TypeGuard
 
-NO_SPACE_UNITS = {"×", "x", "%", "°"}
-
-
-def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+from claimcheck.numbers import decimals_for, finite, number, with_unit
 
 
-def decimals_for(*values: Any, width: float | None = None) -> int:
-    """Decimals that show an interval's width with two significant digits (one when it starts with 3-9)."""
-    if width is None or not _finite(width) or width <= 0:
-        finite = [abs(v) for v in values if _finite(v) and v != 0]
-        if not finite:
-            return 0
-        magnitude = math.floor(math.log10(min(finite)))
-        return max(0, min(6, 2 - magnitude))
-    magnitude = math.floor(math.log10(width))
-    leading = width / 10**magnitude
-    extra = 1 if leading < 3 else 0
-    return max(0, min(6, extra - magnitude))
-
-
-def number(value: Any, decimals: int | None = None) -> str:
-    """A number for prose: fixed decimals when given, else up to four significant digits."""
-    if value is None:
-        return "—"
-    if not _finite(value):
-        return str(value)
-    if decimals is None:
-        text = f"{value:.4g}"
-        if "e" in text:
-            text = f"{value:,.0f}" if abs(value) >= 1 else f"{value:.2e}"
-        return text
-    return f"{value:.{decimals}f}"
-
-
-def with_unit(text: str, unit: str | None) -> str:
-    if not unit:
-        return text
-    return f"{text}{unit}" if unit in NO_SPACE_UNITS else f"{text} {unit}"
+def _finite(value: Any) -> TypeGuard[float]:
+    return finite(value)
 
 
 @dataclass(frozen=True)
@@ -69,36 +35,21 @@ class Claimed:
 
 
 def claimed(result: Mapping[str, Any]) -> Claimed:
-    """The claim's bound on this item's figure, from its check (decision details may refine it)."""
-    check = dict((result.get("claim") or {}).get("check") or {})
-    details = (result.get("decision") or {}).get("details") or {}
-    for key in ("threshold", "margin", "expected", "tolerance"):
-        if _finite(details.get(key)):
-            check[key] = details[key]
-    rule = result.get("rule") or check.get("rule")
-    unit = result.get("unit") or check.get("unit")
-    threshold = check.get("threshold")
-    if rule in ("at_least", "at_most", "rate_at_most", "zero_rate", "ratio") and _finite(threshold):
-        lower = rule == "at_least" or (rule == "ratio" and check.get("bound", "at_least") == "at_least")
-        sign = "≥" if lower else "≤"
-        text = f"{sign} {with_unit(number(threshold), unit)}"
-        return Claimed("min" if lower else "max", threshold if lower else None, None if lower else threshold, text)
-    if rule == "equivalent" and _finite(check.get("margin")):
-        margin = check["margin"]
-        scale = " on the log-ratio scale" if check.get("scale") == "log-ratio" else ""
-        text = f"within ±{with_unit(number(margin), unit)}{scale} (equivalent)"
-        return Claimed("band", -margin, margin, text)
-    if rule == "exact" and _finite(check.get("expected")) and _finite(check.get("tolerance")):
-        expected, tolerance = check["expected"], check["tolerance"]
-        text = f"= {with_unit(number(expected), unit)} ± {number(tolerance)}"
-        return Claimed("band", expected - tolerance, expected + tolerance, text)
-    if rule == "monotone":
-        return Claimed(None, text=f"{check.get('direction', 'increasing')} in `{check.get('over', '?')}`")
-    if rule == "ordering":
-        outputs = check.get("outputs") or []
-        text = " > ".join(outputs) if outputs else f"`{check.get('output', '?')}` ordered over `{check.get('over', '?')}`"
-        return Claimed(None, text=text)
-    return Claimed(None, text=rule or "")
+    """The claim's bound on this item's figure, in the rule object's words."""
+    from claimcheck import rules
+    from claimcheck.claim import Check
+
+    record = dict((result.get("claim") or {}).get("check") or {})
+    record.setdefault("rule", result.get("rule") or "")
+    if result.get("unit") and not record.get("unit"):
+        record["unit"] = result["unit"]
+    check = Check.from_record(record)
+    try:
+        rule = rules.get(check.rule)
+        said = rule.claimed(replace(check, params={**rule.values(check), **check.params}))
+    except (ValueError, KeyError):
+        return Claimed(None, text=check.rule)
+    return Claimed(said.kind, said.low, said.high, said.text)
 
 
 def has_interval(result: Mapping[str, Any]) -> bool:
@@ -293,7 +244,7 @@ def banner(
     *,
     kind: str,
     run: Mapping[str, Any],
-    items: list[Mapping[str, Any]],
+    items: Sequence[Mapping[str, Any]],
     stands: Iterable[str],
 ) -> str:
     """The suggested correction sentence for a doc, as a dated block quote.

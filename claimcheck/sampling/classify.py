@@ -17,18 +17,18 @@ import numpy as np
 from scipy import stats
 
 
-def auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+def auc(scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray) -> float | None:
     """Area under the ROC curve (probability a positive outscores a negative; ties count half).
 
     ``None`` when either class is absent.
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    labels = np.asarray(labels, dtype=bool)
-    positives, negatives = int(labels.sum()), int((~labels).sum())
+    score_array = np.asarray(scores, dtype=np.float64)
+    positive = np.asarray(labels, dtype=bool)
+    positives, negatives = int(positive.sum()), int((~positive).sum())
     if positives == 0 or negatives == 0:
         return None
-    ranks = stats.rankdata(scores)
-    return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
+    ranks = stats.rankdata(score_array)
+    return float((ranks[positive].sum() - positives * (positives + 1) / 2) / (positives * negatives))
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, *, ridge: float = 1.0, iterations: int = 50) -> np.ndarray:
@@ -58,14 +58,16 @@ def _standardise(train: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, np.nd
     return (train - mean) / scale, (test - mean) / scale
 
 
-def out_of_fold_scores(x: np.ndarray, y: np.ndarray, groups: Sequence[str], *, ridge: float = 1.0) -> np.ndarray:
+def out_of_fold_scores(
+    x: np.ndarray, y: np.ndarray, groups: Sequence[str] | np.ndarray, *, ridge: float = 1.0
+) -> np.ndarray:
     """Score each row with a model fitted on every other group (leave-one-group-out)."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    groups = np.asarray(groups)
+    group_of = np.asarray(groups)
     scores = np.full(len(y), np.nan)
-    for group in np.unique(groups):
-        held = groups == group
+    for group in np.unique(group_of):
+        held = group_of == group
         train_x, test_x = _standardise(x[~held], x[held])
         train_y = y[~held]
         if train_y.min() == train_y.max():
@@ -76,7 +78,9 @@ def out_of_fold_scores(x: np.ndarray, y: np.ndarray, groups: Sequence[str], *, r
     return scores
 
 
-def cross_validated_auc(x: np.ndarray, y: np.ndarray, groups: Sequence[str], *, ridge: float = 1.0) -> float | None:
+def cross_validated_auc(
+    x: np.ndarray, y: np.ndarray, groups: Sequence[str] | np.ndarray, *, ridge: float = 1.0
+) -> float | None:
     """AUC of the pooled leave-one-group-out scores (``None`` when a class is absent)."""
     if len(set(groups)) < 2:
         return None
@@ -92,18 +96,18 @@ def jackknife_auc(
         ``(pseudo_values, auc_all, reason)``; ``reason`` says why the list is
         empty when the AUC (or one leave-one-out AUC) is undefined.
     """
-    groups = np.asarray(groups)
-    units = list(dict.fromkeys(groups.tolist()))
+    group_of = np.asarray(groups)
+    units = list(dict.fromkeys(group_of.tolist()))
     if len(units) < 3:
         return [], None, f"needs nodes from at least 3 prompts, got {len(units)}"
-    full = cross_validated_auc(x, y, groups, ridge=ridge)
+    full = cross_validated_auc(x, y, group_of, ridge=ridge)
     if full is None:
         return [], None, "one class (FORK or REMERGE) has no node"
     k = len(units)
     pseudo = []
     for unit in units:
-        keep = groups != unit
-        held_out = cross_validated_auc(x[keep], y[keep], groups[keep], ridge=ridge)
+        keep = group_of != unit
+        held_out = cross_validated_auc(x[keep], y[keep], group_of[keep], ridge=ridge)
         if held_out is None:
             return [], full, f"without prompt `{unit}` one class has no node"
         pseudo.append(k * full - (k - 1) * held_out)

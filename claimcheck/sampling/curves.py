@@ -105,7 +105,7 @@ class TransferCurve:
                 raise ValueError(f"curve `{name}`: point {index} {point!r} has a negative percentage")
         if len(raw) < 2:
             raise ValueError(f"curve `{name}`: expected at least 2 control points, got {len(raw)}")
-        ordered = sorted(raw, key=lambda p: p[0])
+        ordered = sorted(((x, y) for x, y in raw), key=lambda p: p[0])  # pairs now: each point has two
         knots = [knot_from_percent(*p) for p in ordered]
         for (p_prev, k_prev), (p_next, k_next) in zip(zip(ordered, knots), zip(ordered[1:], knots[1:])):
             if k_next[0] <= k_prev[0]:

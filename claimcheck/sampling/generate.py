@@ -317,6 +317,7 @@ def generate_batch(
         chosen = _draw([(requests[i].policy, row) for row, i in enumerate(active)], logits if lp is None else lp, requests, active, steps_taken)
         shadow_draws = [(shadow, row) for row, i in enumerate(active) for shadow in requests[i].shadows]
         if shadow_draws:
+            assert lp is not None, "a row with shadows always gets its log-probs above"
             for (shadow, row), token in zip(shadow_draws, _draw(shadow_draws, lp, requests, active, steps_taken)):
                 results[active[row]].shadow_tokens.setdefault(shadow.name, []).append(int(token))
         keep: list[int] = []

@@ -94,15 +94,16 @@ def hazard(counts: Counts, label: str) -> Value:
 
 def ratio(numerator: Value, denominator: Value, what: str) -> Value:
     """``numerator / denominator`` with the undefined cases spelled out."""
-    if not numerator.defined:
+    top, bottom = numerator.value, denominator.value
+    if top is None:
         return Value(None, f"{what}: numerator undefined ({numerator.reason})")
-    if not denominator.defined:
+    if bottom is None:
         return Value(None, f"{what}: denominator undefined ({denominator.reason})")
-    if denominator.value == 0:
-        if numerator.value == 0:
+    if bottom == 0:
+        if top == 0:
             return Value(None, f"{what}: both hazards are 0")
         return Value(None, f"{what}: denominator hazard is 0 (no departure there)")
-    return Value(numerator.value / denominator.value)
+    return Value(top / bottom)
 
 
 def selectivity(counts: Counts) -> Value:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypedDict
 
 import numpy as np
 
@@ -74,7 +74,21 @@ def reference_pass(model: Any, prompt: Sequence[int], ref: Sequence[int]) -> tup
     return root, rows[start : start + len(ref)]
 
 
-def position_features(rows: np.ndarray, ref: Sequence[int]) -> list[dict[str, float]]:
+class PositionFeatures(TypedDict):
+    """What a sampler sees at one reference position (see :func:`position_features`)."""
+
+    top1: int
+    rank2: int
+    p1: float
+    p2: float
+    ref_logprob: float
+    entropy: float
+    margin: float
+    top2_mass: float
+    bimodality: float
+
+
+def position_features(rows: np.ndarray, ref: Sequence[int]) -> list[PositionFeatures]:
     """Per reference position: the reference token's probability and the best other token.
 
     ``p1``/``top1`` are the reference token (the greedy choice) and its
@@ -85,7 +99,7 @@ def position_features(rows: np.ndarray, ref: Sequence[int]) -> list[dict[str, fl
     mass outside the top token (``p2 / (1 - p1)``, high for a two-peaked
     distribution), and the reference token's log-prob.
     """
-    out = []
+    out: list[PositionFeatures] = []
     for i, token in enumerate(ref):
         row = rows[i].astype(np.float64)
         ref_lp = float(row[token])
@@ -171,7 +185,7 @@ def bisector_traces(
     trackers: list[RunTracker] = []
     for k, (prompt, ref, feats) in enumerate(zip(prompts, refs, features)):
         n = len(ref)
-        done = {node["position"] for node in known[k]["nodes"]} if known[k] is not None else set()
+        done = {node["position"] for node in record["nodes"]} if (record := known[k]) is not None else set()
         for i in traced_positions(n, rules):
             if i in done or (branches == GENUINE and feats[i]["p2"] < rules.genuine_p2):
                 continue
@@ -229,7 +243,8 @@ def first_departures(rows: np.ndarray, ref: Sequence[int], policy: Policy, seeds
     u = uniform_draws([int(s) for s in seed_list], [int(t) for t in positions])
     drawn = table.locate(positions, u).reshape(n, len(seeds))
     differs = drawn != np.asarray(ref, dtype=np.int64)[:, None]
-    departures, tokens = [], []
+    departures: list[int] = []
+    tokens: list[int | None] = []
     for column in range(len(seeds)):
         hits = np.flatnonzero(differs[:, column])
         if hits.size:

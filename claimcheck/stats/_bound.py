@@ -10,6 +10,7 @@ no distributional assumption and suits skewed timing samples.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -44,8 +45,8 @@ def decide_bound(
         est = one_sample(x)
         value, (low, high) = est.estimate, est.bounds(alpha)
         p_above, p_below = est.p_greater(threshold), est.p_less(threshold)
-        resolution = mde(est.se, est.df, alpha=alpha)
-        interval_at = est.interval
+        resolution: float | None = mde(est.se, est.df, alpha=alpha)
+        interval_at: Callable[[float], tuple[float, float]] = est.interval
     else:
         value = float(np.median(x))
         low, high = median_bounds(x, alpha)
@@ -57,8 +58,10 @@ def decide_bound(
             else None
         )
 
-        def interval_at(level: float) -> tuple[float, float]:
+        def median_interval(level: float) -> tuple[float, float]:
             return median_bounds(x, (1 - level) / 2)
+
+        interval_at = median_interval
 
     at_least = rule == "at_least"
     p_holds, p_refuted = (p_above, p_below) if at_least else (p_below, p_above)

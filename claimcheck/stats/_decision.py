@@ -5,10 +5,13 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from claimcheck.numbers import level as level_text
+from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
 
@@ -17,6 +20,16 @@ class ConfidenceInterval(NamedTuple):
 
     low: float
     high: float
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An interval and what it is: its level and kind (``confidence`` or ``computed``)."""
+
+    low: float
+    high: float
+    level: float
+    kind: str = "confidence"
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,12 @@ class Decision:
         default=None, repr=False, compare=False
     )
 
+    @property
+    def interval(self) -> Interval:
+        """The decision's interval with its level; ``computed`` for a deterministic value."""
+        kind = "computed" if self.confidence_level >= 1.0 else "confidence"
+        return Interval(self.low, self.high, self.confidence_level, kind)
+
     def confidence_interval(self, confidence_level: float | None = None) -> ConfidenceInterval:
         """The interval at ``confidence_level`` (default: the level the decision used)."""
         if confidence_level is None or confidence_level == self.confidence_level:
@@ -76,6 +95,24 @@ class Decision:
         """JSON-safe dict: enums as values, numpy scalars as Python numbers, NaN/inf as None."""
         return {f.name: json_safe(getattr(self, f.name)) for f in fields(self) if not f.name.startswith("_")}
 
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Decision:
+        """The inverse of :meth:`to_dict` (None bounds read back as unbounded, a None estimate as NaN)."""
+
+        def number(name: str, missing: float) -> float:
+            value = record.get(name)
+            return float(value) if isinstance(value, (int, float)) else missing
+
+        return cls(
+            rule=str(record.get("rule", "")), statistic=number("statistic", math.nan),
+            low=number("low", -math.inf), high=number("high", math.inf),
+            confidence_level=number("confidence_level", math.nan), n=int(record.get("n") or 0),
+            verdict=Verdict(record.get("verdict", Verdict.INCONCLUSIVE.value)), reason=str(record.get("reason", "")),
+            pvalue=number("pvalue", 1.0), alpha=number("alpha", 0.05),
+            mde=record["mde"] if isinstance(record.get("mde"), (int, float)) else None,
+            estimate_label=str(record.get("estimate_label") or ""), details=dict(record.get("details") or {}),
+        )
+
 
 def json_safe(value: Any) -> Any:
     """Recursively convert ``value`` into something ``json.dumps`` accepts without NaN/inf."""
@@ -92,14 +129,11 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def fmt(x: float) -> str:
-    """Four significant digits, the precision a one-line reason needs."""
-    return f"{x:.4g}"
-
-
-def level_text(confidence_level: float) -> str:
-    """``0.9`` -> ``"90%"``, ``0.9472`` -> ``"94.7%"``."""
-    return f"{100 * confidence_level:.3g}%"
+def check_alpha(alpha: float) -> float:
+    """Error rates above 1/2 would let HOLDS and REFUTED both pass."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.number)) or not 0 < alpha < 0.5:
+        raise ValueError(f"`alpha` must lie in (0, 0.5); got {alpha!r}")
+    return float(alpha)
 
 
 def verdict_from(p_holds: float, p_refuted: float, alpha: float) -> Verdict:

@@ -82,7 +82,7 @@ def decide_equivalent(
         rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
         reason=reason, pvalue=p_refuted, alpha=alpha, mde=math.expm1(resolution) if log else resolution,
         estimate_label=what, details=details,
-        _interval_at=lambda lv: tuple(map(show, est.interval(lv))),
+        _interval_at=lambda lv: (show(est.interval(lv)[0]), show(est.interval(lv)[1])),
     )
 
 

@@ -21,7 +21,7 @@ Spending functions (``spending``):
 Sequential p-value: ``p_seq = min_k p_k * alpha / alpha_k`` (capped at 1), a Bonferroni over
 the looks taken. ``P(p_seq <= u) <= sum_k u alpha_k / alpha = u``, so it is a valid p-value
 for suite-level multiplicity, and ``p_seq <= alpha`` exactly when some look refuted.
-Rules whose :attr:`RuleInfo.spends_alpha` is False (``exact``, ``zero_rate``) use the full
+Rules whose ``spends_alpha`` is False (``exact``, ``zero_rate``) use the full
 alpha at every look: their errors cannot grow with looking.
 """
 
@@ -38,10 +38,11 @@ from scipy import special
 from claimcheck.verdict import Verdict
 
 from ._decision import Decision
-from ._rules import check_alpha, decide, rule_info
+from ._decision import check_alpha
 
 Spending = Literal["pocock", "obf"]
 Draw = Callable[[int], Sequence[tuple[str, Sequence[float]]]]
+DecideLook = Callable[[Sequence[tuple[str, Any]], float], Decision]
 
 
 def spent(t: float, alpha: float, spending: Spending) -> float:
@@ -102,21 +103,20 @@ def sequential_pvalue(pvalues: Sequence[float], alphas: Sequence[float], alpha: 
     return min(1.0, min(p * alpha / a for p, a in zip(pvalues, alphas)))
 
 
-def run_sequential(draw: Draw, rule: str, plan: SequentialPlan, **params: Any) -> Decision:
+def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, spends_alpha: bool = True) -> Decision:
     """Sample in looks until ``rule`` decides or the plan ends; return the final decision.
 
     Args:
         draw: ``draw(k)`` returns ``[(label, k more samples), ...]`` for every group, in the
             rule's group order. It may return fewer (a deterministic probe returns one value,
             a timed-out probe nothing): an empty draw ends sampling with the last decision.
-        rule, **params: as for :func:`decide`; validated before anything is drawn.
+        decide_look: ``decide_look(groups, alpha_k)`` decides one look (a rule bound to its check).
+        spends_alpha: False for rules whose errors cannot grow with looking (each look uses all of alpha).
 
     Returns:
         The last look's decision with ``pvalue`` replaced by the sequential p-value, ``alpha``
         by the plan's overall alpha, and ``details["sequential"]`` recording the looks.
     """
-    info = rule_info(rule)
-    info.validate(params)
     collected: dict[str, list[np.ndarray]] = {}
     alphas, pvalues = [], []
     decision, stopped = None, "max_samples"
@@ -130,16 +130,16 @@ def run_sequential(draw: Draw, rule: str, plan: SequentialPlan, **params: Any) -
             break
         for label, x in batch:
             collected.setdefault(label, []).append(x)
-        alpha_k = plan.alpha_for(look) if info.spends_alpha else plan.alpha
+        alpha_k = plan.alpha_for(look) if spends_alpha else plan.alpha
         groups = [(label, np.concatenate(parts)) for label, parts in collected.items()]
-        decision = decide(rule, groups, alpha=alpha_k, **params)
+        decision = decide_look(groups, alpha_k)
         alphas.append(alpha_k)
         pvalues.append(decision.pvalue)
         if decision.verdict is not Verdict.INCONCLUSIVE:
             stopped = "decided"
             break
     assert decision is not None
-    pvalue = sequential_pvalue(pvalues, alphas, plan.alpha) if info.spends_alpha else decision.pvalue
+    pvalue = sequential_pvalue(pvalues, alphas, plan.alpha) if spends_alpha else decision.pvalue
     record = {
         "look": len(alphas), "looks": len(plan.sizes), "sizes": list(plan.sizes), "spending": plan.spending,
         "alpha_per_look": alphas, "pvalue_per_look": pvalues, "stopped": stopped,

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.suite import stale_chains
+from claimcheck.adjudicate import stale_chains
+from claimcheck.claim import Check, Claim, ProbeSpec, Scope, Source
+from claimcheck.result import ItemResult
+from claimcheck.verdict import Verdict
 
 BASE = """\
 id: {id}
@@ -24,8 +27,11 @@ def _claim(claim_id: str, value: float, depends_on: list[str] | None = None) -> 
     return text
 
 
-def _records(verdicts: dict[str, str]) -> dict[str, dict]:
-    return {cid: {"claim_id": cid, "verdict": v, "claim": {}} for cid, v in verdicts.items()}
+def _records(verdicts: dict[str, str]) -> list[ItemResult]:
+    def claim(claim_id: str) -> Claim:
+        return Claim(claim_id, "t", "s", Source("d.md", "1", "f"), Scope(), ProbeSpec("constant"), Check("exact"))
+
+    return [ItemResult(claim(cid), cid, {}, Verdict(v), "") for cid, v in verdicts.items()]
 
 
 def test_three_level_chain_from_a_refuted_root() -> None:
@@ -40,7 +46,7 @@ def test_premise_that_holds_makes_nothing_stale() -> None:
 
 
 def test_premise_verdict_from_an_earlier_run_counts() -> None:
-    chains = stale_chains(_records({"child": "holds"}), {"child": ("root",)}, elsewhere={"root": "inconclusive"})
+    chains = stale_chains(_records({"child": "holds"}), {"child": ("root",)}, elsewhere={"root": Verdict.INCONCLUSIVE})
     assert chains == {"child": ["root (inconclusive)", "child"]}
 
 

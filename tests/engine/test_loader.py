@@ -27,7 +27,7 @@ check: {rule: at_least, output: x, threshold: 0}
 def test_valid_claim_round_trip() -> None:
     (claim,) = load_claims_text(BASE, "c.yaml")
     assert isinstance(claim, Claim)
-    assert claim.check.threshold == 0.0 and claim.scope.kind == "portable"
+    assert claim.check.number("threshold") == 0.0 and claim.scope.kind == "portable"
     names = [name for name, _ in expand_grid(claim)]
     assert names == ["mode=a,k=1", "mode=a,k=2.5", "mode=b,k=1", "mode=b,k=2.5"]
     assert expand_grid(claim)[3][1] == {"size": 1, "mode": "b", "k": 2.5}
@@ -92,13 +92,13 @@ def test_repository_claims_load_and_are_unique() -> None:
     check_dependencies(claims)
 
 
-def test_schema_rule_fields_match_the_statistics_core() -> None:
-    from claimcheck.schema import RULE_FIELDS, SELECTORS
-    from claimcheck.stats import RULES
+def test_schema_check_fields_come_from_the_rule_objects() -> None:
+    from claimcheck import rules
+    from claimcheck.schema import SECTIONS
 
-    for rule, (needed, optional) in RULE_FIELDS.items():
-        info = RULES[rule]
-        assert (needed | optional) - SELECTORS == set(info.required) | set(info.optional) - {"unit"}, rule
+    params = {p.name for rule in rules.registry().values() for p in rule.params}
+    assert params <= set(SECTIONS["check"])
+    assert SECTIONS["check"]["rule"].choices == rules.names()
 
 
 def test_profiles_scale_params_and_budget_but_not_the_check() -> None:

@@ -67,7 +67,7 @@ check: {rule: at_least, output: x, threshold: 0}
         (lambda t: t + "title: again\n", "*claims/bad.yaml:8: title: duplicate key*"),
         (lambda t: t.replace("title: t", "titel: t"), "*claims/bad.yaml:2: titel: unknown key `titel`; did you mean `title`?*"),
         (lambda t: t.replace("threshold: 0", "threshold: high"), "*claims/bad.yaml:7: check.threshold: expected a number, got text 'high'*"),
-        (lambda t: t.replace("name: normal", "name: nromal"), "*claims/bad.yaml:1: probe.name: unknown probe `nromal` (did you mean `normal`?); known probes:*"),
+        (lambda t: t.replace("name: normal", "name: nromal"), "*claims/bad.yaml:*: probe.name: unknown probe `nromal` (did you mean `normal`?); known probes:*"),
         (lambda t: t.replace("kind: portable", "kind: portabel"), "*check* or *scope.kind: expected one of as-stated, portable, got 'portabel' (did you mean `portable`?)*"),
         (lambda t: t.replace("{mean: 1}", "{mean: 1, sigma: 2}"), "*probe.params.sigma: probe `normal` has no param `sigma`*"),
         (lambda t: t + "extra: [unclosed\n", "*claims/bad.yaml:9: malformed YAML*"),
@@ -148,7 +148,7 @@ def test_expensive_results_are_cached_and_fresh_recomputes(demo_project: pytest.
     """A probe's cached result is reused by the next run; --claims-fresh computes it again, once per run."""
     demo_project.makepyfile(**{"probes/costly.py": '''
 import os
-from claimcheck.harness.cache import cached
+from claimcheck.cache import cached
 from claimcheck.probe import probe, Output, ProbeContext
 
 @probe("costly", outputs={"x": Output("")}, deterministic=True)

@@ -40,6 +40,7 @@ FORBIDDEN_NAMES = {"FullLoader", "UnsafeLoader", "CFullLoader", "CUnsafeLoader"}
 ALLOWED_IMPORTS = {
     ("cli.py", "importlib.import_module"),  # a fixed dispatch table of claimcheck modules
     ("probe.py", "importlib.import_module"),  # probes/*.py of the project being run
+    ("rules/__init__.py", "importlib.import_module"),  # this package's own rule modules, found by pkgutil
     ("models/_registry.py", "importlib.import_module"),  # built-in model modules and entry points
     ("models/synthetic.py", "importlib.import_module"),  # mlx_lm.models.<model_type> of a model config
 }

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claimcheck.stats import adjust_family, adjust_pvalues, decide, family_adjustment
+from claimcheck.rules import decide
+from claimcheck.stats import adjust_family, adjust_pvalues, family_adjustment
 from claimcheck.stats._decision import Decision
 from claimcheck.verdict import Verdict
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claimcheck.stats import decide, mde, noise_gate, required_n, zero_rate_n
+from claimcheck.rules import decide
+from claimcheck.stats import mde, noise_gate, required_n, zero_rate_n
 from claimcheck.verdict import Verdict
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claimcheck.stats import decide
+from claimcheck.rules import decide
 from claimcheck.verdict import Verdict
 
 H, R, I = Verdict.HOLDS, Verdict.REFUTED, Verdict.INCONCLUSIVE

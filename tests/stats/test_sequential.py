@@ -9,7 +9,8 @@ import pytest
 from scipy import stats
 
 from claimcheck.claim import Budget
-from claimcheck.stats import SequentialPlan, decide, run_sequential
+from claimcheck.rules import decide, run_sequential
+from claimcheck.stats import SequentialPlan
 from claimcheck.stats._sequential import sequential_pvalue, spent
 from claimcheck.verdict import Verdict
 
@@ -106,7 +107,7 @@ def test_params_are_validated_before_drawing():
     def draw(k):
         raise AssertionError("drew samples")
 
-    with pytest.raises(ValueError, match="rule `at_least` requires `threshold`"):
+    with pytest.raises(ValueError, match="rule `at_least` needs `check.threshold`"):
         run_sequential(draw, "at_least", SequentialPlan())
 
 

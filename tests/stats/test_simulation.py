@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from claimcheck.stats import SequentialPlan, required_n, run_sequential, zero_rate_n
+from claimcheck.rules import run_sequential
+from claimcheck.stats import SequentialPlan, required_n, zero_rate_n
 from claimcheck.verdict import Verdict
 
 ALPHA = 0.05

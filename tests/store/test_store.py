@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from claimcheck.result import Adjustment
+from claimcheck.verdict import Verdict
+
 from claimcheck.store import DuplicateResult, EvidenceStore, StoreError, git_commits
 
 _spec = importlib.util.spec_from_file_location("cc_synthetic", Path(__file__).with_name("synthetic.py"))
@@ -47,7 +50,7 @@ def test_record_and_read_back(tmp_path: Path) -> None:
     assert run["machine"]["device"].startswith("AMD EPYC")
     assert run["suite_commit"] == "a" * 40 and run["claims_commit"] == "b" * 40
     assert store.integrity_check() == "ok"
-    assert store.schema_version == 1
+    assert store.schema_version == 2
 
 
 def test_wal_mode(tmp_path: Path) -> None:
@@ -106,37 +109,39 @@ def test_claims_are_kept_as_they_were_in_the_run(tmp_path: Path) -> None:
     assert claims["qmv-large-bw"]["probe"]["name"] == "qmv"
 
 
-def test_mark_stale_keeps_the_recorded_verdict(tmp_path: Path) -> None:
+def test_cascade_adjustment_is_appended_and_the_recorded_verdict_kept(tmp_path: Path) -> None:
     store = EvidenceStore(tmp_path / "ev.sqlite")
     run_id = _run(store)
     store.record(run_id, synth.outcome(verdict="holds", statistic=0.8, low=0.77, high=0.83))
-    assert store.mark_stale(run_id, ["qmv-large-bw[size_mib=256]"], "premise raw-read-bw was refuted") == 1
+    stale = Adjustment("cascade", Verdict.HOLDS, Verdict.STALE, "premise raw-read-bw was refuted",
+                       chain=("raw-read-bw (refuted)", "qmv-large-bw"))
+    store.add_adjustments(run_id, "qmv-large-bw[size_mib=256]", [stale])
     (result,) = store.results(run_id)
     assert result["verdict"] == "stale"
     assert result["recorded_verdict"] == "holds"
     assert result["reason"] == "premise raw-read-bw was refuted"
+    assert result["adjustments"] == [stale.to_record()]
 
 
-def test_set_verdict_applies_the_run_wide_adjustment_until_the_run_is_finished(tmp_path: Path) -> None:
+def test_adjustments_append_in_order_until_the_run_is_finished(tmp_path: Path) -> None:
     store = EvidenceStore(tmp_path / "ev.sqlite")
     run_id = _run(store)
     store.record(run_id, synth.outcome())
-    store.set_verdict(run_id, "qmv-large-bw[size_mib=256]", "inconclusive", "refuted before adjusting for 12 claims",
-                      adjusted_verdict="inconclusive", adjusted_pvalue=0.012)
+    family = Adjustment("family", Verdict.REFUTED, Verdict.INCONCLUSIVE, "refuted before adjusting for 12 claims",
+                        adjusted_pvalue=0.012)
+    store.add_adjustments(run_id, "qmv-large-bw[size_mib=256]", [family])
     (result,) = store.results(run_id)
     assert (result["verdict"], result["recorded_verdict"]) == ("inconclusive", "refuted")
-    assert (result["raw_verdict"], result["adjusted_verdict"], result["adjusted_pvalue"]) == (
-        "refuted", "inconclusive", 0.012)
+    assert (result["adjusted_verdict"], result["adjusted_pvalue"]) == ("inconclusive", 0.012)
     assert result["reason"] == "refuted before adjusting for 12 claims"
     with pytest.raises(StoreError, match="no item nope"):
-        store.set_verdict(run_id, "nope", "holds")
-    with pytest.raises(StoreError, match="verdict must be one of"):
-        store.set_verdict(run_id, "qmv-large-bw[size_mib=256]", "fine")
+        store.add_adjustments(run_id, "nope", [family])
+    with pytest.raises(StoreError, match="is inconclusive; an adjustment from refuted does not apply"):
+        store.add_adjustments(run_id, "qmv-large-bw[size_mib=256]", [family])
     store.finish_run(run_id)
+    late = Adjustment("cascade", Verdict.INCONCLUSIVE, Verdict.STALE, "late")
     with pytest.raises(StoreError, match="is complete"):
-        store.set_verdict(run_id, "qmv-large-bw[size_mib=256]", "holds")
-    with pytest.raises(StoreError, match="is complete"):
-        store.mark_stale(run_id, ["qmv-large-bw[size_mib=256]"], "late")
+        store.add_adjustments(run_id, "qmv-large-bw[size_mib=256]", [late])
 
 
 def test_runs_are_listed_newest_first(tmp_path: Path) -> None:

@@ -1,0 +1,82 @@
+"""The one formatter for estimates, intervals, confidence levels and units.
+
+Every layer (statistics reasons, pytest failures, reports, the docs gate) prints
+numbers through these functions, so one figure never reads three ways.
+"""
+
+from __future__ import annotations
+
+import math
+
+NO_SPACE_UNITS = frozenset({"×", "x", "%", "°"})
+
+
+def finite(value: object) -> bool:
+    """A real, finite number (booleans are not numbers here)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def decimals_for(*values: float | None, width: float | None = None) -> int:
+    """Decimals that show an interval's width with two significant digits (one when it starts with 3-9)."""
+    if width is None or not finite(width) or width <= 0:
+        magnitudes = [abs(v) for v in values if v is not None and finite(v) and v != 0]
+        if not magnitudes:
+            return 0
+        magnitude = math.floor(math.log10(min(magnitudes)))
+        return max(0, min(6, 2 - magnitude))
+    magnitude = math.floor(math.log10(width))
+    leading = width / 10**magnitude
+    extra = 1 if leading < 3 else 0
+    return max(0, min(6, extra - magnitude))
+
+
+def number(value: float | None, decimals: int | None = None) -> str:
+    """A number for prose: fixed decimals when given, else up to four significant digits."""
+    if value is None:
+        return "—"
+    if isinstance(value, float) and math.isnan(value):
+        return "n/a"
+    if isinstance(value, float) and math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if decimals is None:
+        text = f"{value:.4g}"
+        if "e" in text:
+            text = f"{value:,.0f}" if abs(value) >= 1 else f"{value:.2e}"
+        return text
+    return f"{value:.{decimals}f}"
+
+
+def with_unit(text: str, unit: str | None) -> str:
+    """``text`` followed by its unit, with no space before ×, % and °."""
+    if not unit:
+        return text
+    return f"{text}{unit}" if unit in NO_SPACE_UNITS else f"{text} {unit}"
+
+
+def level(confidence_level: float) -> str:
+    """``0.95`` -> ``"95%"``, ``0.9547`` -> ``"95.5%"``: whole percent when that is exact to 0.05 points."""
+    percent = 100 * confidence_level
+    if abs(percent - round(percent)) < 0.05:
+        return f"{round(percent)}%"
+    return f"{percent:.1f}%"
+
+
+def interval(low: float, high: float, decimals: int | None = None) -> str:
+    """``[low, high]`` with both ends at the same precision."""
+    if decimals is None and finite(low) and finite(high) and high > low:
+        decimals = decimals_for(low, high, width=high - low)
+        if max(abs(low), abs(high)) >= 1e4:
+            decimals = None
+    return f"[{number(low, decimals)}, {number(high, decimals)}]"
+
+
+def estimate(value: float, low: float, high: float, confidence_level: float, n: int, unit: str | None = None,
+             label: str = "CI") -> str:
+    """``0.41 [0.38, 0.44] (95% CI, n=24)``; a computed value (no interval) reads ``3.2 (computed, n=1)``."""
+    if confidence_level >= 1.0 or (finite(low) and low == high):
+        return f"{with_unit(number(value), unit)} (computed, n={n})"
+    decimals = decimals_for(low, high, width=high - low) if finite(low) and finite(high) and high > low else None
+    if decimals is not None and max(abs(low), abs(high)) >= 1e4:
+        decimals = None
+    shown = with_unit(number(value, decimals), unit)
+    return f"{shown} {interval(low, high, decimals)} ({level(confidence_level)} {label}, n={n})"

@@ -1,0 +1,42 @@
+"""Figure helpers every report picture shares: verdict colours, a blank figure, its PNG bytes.
+
+Kept apart from :mod:`claimcheck.report.plots` so that other pictures (the cascade, the comparison)
+can draw without importing the plots module that lists them. matplotlib is imported only when a
+figure is made, through its object-oriented ``Figure`` API (no pyplot, no global backend).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: Verdict -> colour, the same in every picture and in the HTML report.
+COLOURS = {
+    "holds": "#2e7d32",
+    "refuted": "#c62828",
+    "inconclusive": "#ef8f00",
+    "stale": "#6a1b9a",
+    "error": "#616161",
+    "not-applicable": "#9e9e9e",
+}
+
+DPI = 110
+
+Layout = Literal["constrained", "compressed", "tight"]
+
+
+def new_figure(width: float, height: float, *, layout: Layout | None = "constrained") -> Figure:
+    """A detached matplotlib figure (no pyplot state), ``width`` x ``height`` inches."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=DPI, layout=layout)
+
+
+def png_bytes(fig: Figure) -> bytes:
+    """The figure rendered as PNG, in memory."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI)
+    return buffer.getvalue()

@@ -1,0 +1,114 @@
+"""Decision rules: one object per rule, the only place that knows a rule.
+
+Each public module of this package declares ``RULES``, a tuple of
+:class:`~claimcheck.rules._base.Rule` instances; the registry below collects
+them, so adding a rule is one new module (plus its tests) and nothing else
+names rules.
+
+>>> d = decide("at_least", [("gbps", [241.0, 239.5, 243.2, 240.8])], threshold=200)
+>>> d.verdict.value
+'holds'
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+
+from claimcheck.claim import Check, ParamValue
+from claimcheck.stats import Decision, SequentialPlan, check_alpha
+from claimcheck.stats import run_sequential as run_looks
+
+from ._base import COMMON_FIELDS, Claimed, FieldProblem, Groups, Param, Rule
+
+__all__ = [
+    "COMMON_FIELDS", "Claimed", "FieldProblem", "Param", "Rule", "decide", "decide_check", "get", "names",
+    "registry", "run_sequential", "sequential",
+]
+
+
+@cache
+def registry() -> Mapping[str, Rule]:
+    """Every rule by name, collected from this package's modules (in module order)."""
+    found: dict[str, Rule] = {}
+    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if module_info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for rule in getattr(module, "RULES", ()):
+            if rule.name in found:
+                raise RuntimeError(f"rule `{rule.name}` is declared twice ({module.__name__})")
+            found[rule.name] = rule
+    return found
+
+
+def names() -> tuple[str, ...]:
+    """The rule names, for schema choices and listings."""
+    return tuple(registry())
+
+
+def get(name: str) -> Rule:
+    """The rule called ``name``; ValueError with a did-you-mean otherwise."""
+    rules = registry()
+    try:
+        return rules[name]
+    except (KeyError, TypeError):
+        close = difflib.get_close_matches(str(name), list(rules), n=1)
+        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        raise ValueError(f"unknown rule {name!r}{hint}; rules: {', '.join(rules)}") from None
+
+
+def make_check(rule: str, params: Mapping[str, object], *, labels: Sequence[str] = ("x", "reference"),
+               alpha: float = 0.05) -> Check:
+    """A :class:`Check` from keyword parameters, its selectors named after the groups (simulations, tests)."""
+    chosen = get(rule)
+    unknown = sorted(set(params) - {p.name for p in chosen.params} - COMMON_FIELDS)
+    if unknown:
+        raise ValueError(f"`{unknown[0]}` is not a parameter of rule `{rule}`")
+    problems = chosen.param_problems(params)
+    if problems:
+        raise ValueError(problems[0].message)
+    values: dict[str, ParamValue] = {}
+    for param in chosen.params:
+        value = params.get(param.name, param.default)
+        if isinstance(value, (bool, int, float, str)):
+            values[param.name] = float(value) if param.kind == "number" else value
+    unit = params.get("unit")
+    return Check(rule=rule, output=labels[0] if labels else None,
+                 reference=labels[1] if len(labels) > 1 else None,
+                 unit=str(unit) if unit else None, alpha=alpha, params=values)
+
+
+def decide_check(check: Check, groups: Groups, alpha: float, *, deterministic: bool = False) -> Decision:
+    """One decision for ``check`` on ``groups``: exact for a deterministic probe, else statistical."""
+    rule = get(check.rule)
+    arrays = rule.groups(groups, check)
+    if deterministic:
+        return rule.decide_exactly(arrays, check)
+    return rule.decide(arrays, check_alpha(alpha), check)
+
+
+def decide(rule: str, groups: Groups, *, alpha: float = 0.05, **params: object) -> Decision:
+    """Decide one rule on sample groups, with the rule's parameters as keywords."""
+    check = make_check(rule, params, labels=[str(label) for label, _ in groups], alpha=alpha)
+    return decide_check(check, groups, alpha)
+
+
+def sequential(check: Check, draw: Callable[[int], Sequence[tuple[str, Sequence[float]]]],
+               plan: SequentialPlan) -> Decision:
+    """Sample in looks until the check decides or the plan ends (see :func:`claimcheck.stats.run_sequential`)."""
+    rule = get(check.rule)
+
+    def decide_look(groups: Groups, alpha: float) -> Decision:
+        return rule.decide(rule.groups(groups, check), alpha, check)
+
+    return run_looks(draw, decide_look, plan, spends_alpha=rule.spends_alpha)
+
+
+def run_sequential(draw: Callable[[int], Sequence[tuple[str, Sequence[float]]]], rule: str, plan: SequentialPlan,
+                   **params: object) -> Decision:
+    """:func:`sequential` for a rule named with its parameters as keywords (simulations, tests)."""
+    return sequential(make_check(rule, params, alpha=plan.alpha), draw, plan)

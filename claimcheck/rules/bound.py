@@ -1,0 +1,70 @@
+"""``at_least`` / ``at_most``: a one-sided bound on the mean or median of one output."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from claimcheck.claim import Check
+from claimcheck.numbers import number, with_unit
+from claimcheck.stats import Decision, decide_bound
+
+from ._base import ArrayGroups, Claimed, Param, Rule, exact_decision, figure
+
+_THRESHOLD = Param("threshold", "number", "the bound the statistic must respect")
+_STATISTIC = Param("statistic", "choice", "summary of the samples", default="mean", choices=("mean", "median"))
+
+
+class _Bound(Rule):
+    """Shared by both directions; ``lower`` says which side of the threshold the claim is on."""
+
+    lower: ClassVar[bool]
+    params = (_THRESHOLD, _STATISTIC)
+
+    @property
+    def sign(self) -> str:
+        """The comparison as printed."""
+        return ">=" if self.lower else "<="
+
+    def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
+        return decide_bound(self.name, groups, alpha, threshold=check.number("threshold"),
+                            statistic=str(check.params.get("statistic", "mean")), unit=check.unit)
+
+    def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
+        x = groups[0][1]
+        threshold = check.number("threshold")
+        worst = float(x.min() if self.lower else x.max())
+        holds = worst >= threshold if self.lower else worst <= threshold
+        which = "every value" if len(x) > 1 else "the value"
+        if holds:
+            reason = f"{which} is {self.sign} {number(threshold)}: computed {figure(worst, check)}"
+        else:
+            reason = f"computed {figure(worst, check)}, not {self.sign} {number(threshold)}"
+        return exact_decision(self.name, worst, len(x), holds, reason)
+
+    def expectation(self, check: Check) -> str:
+        stat = check.params.get("statistic", "mean")
+        return f"{stat} {check.output} {self.sign} {with_unit(number(check.number('threshold')), check.unit)}"
+
+    def claimed(self, check: Check) -> Claimed:
+        threshold = check.number("threshold")
+        text = f"{'≥' if self.lower else '≤'} {with_unit(number(threshold), check.unit)}"
+        return Claimed("min", threshold, None, text) if self.lower else Claimed("max", None, threshold, text)
+
+
+class AtLeast(_Bound):
+    """The statistic of the output is at least the threshold."""
+
+    name = "at_least"
+    summary = "the mean (or median) of the output is at least `threshold`"
+    lower = True
+
+
+class AtMost(_Bound):
+    """The statistic of the output is at most the threshold."""
+
+    name = "at_most"
+    summary = "the mean (or median) of the output is at most `threshold`"
+    lower = False
+
+
+RULES = (AtLeast(), AtMost())

@@ -1,0 +1,78 @@
+"""``rate_at_most`` / ``zero_rate``: how often a 0/1 event happens, with exact binomial bounds."""
+
+from __future__ import annotations
+
+from claimcheck.claim import Check
+from claimcheck.numbers import number
+from claimcheck.stats import Decision, decide_rate_at_most, decide_zero_rate
+
+from ._base import ArrayGroups, Claimed, Param, Rule, exact_decision, open_unit
+
+_THRESHOLD = Param("threshold", "number", "the largest rate the claim allows", domain=open_unit)
+
+
+def _events(groups: ArrayGroups, rule: str) -> tuple[int, int]:
+    label, x = groups[0]
+    bad = (x != 0) & (x != 1)
+    if bad.any():
+        raise ValueError(f"rule `{rule}` needs 0/1 samples; `{label}` has {float(x[bad][0])!r}")
+    return int(x.sum()), len(x)
+
+
+class _Rate(Rule):
+    """A rate claim quotes any rate from 0 up to its threshold."""
+
+    def stated_band(self, check: Check) -> tuple[float, float] | None:
+        return 0.0, check.number("threshold")
+
+
+class RateAtMost(_Rate):
+    """The event rate is at most the threshold."""
+
+    name = "rate_at_most"
+    summary = "the rate of 1s among 0/1 samples is at most `threshold`"
+    params = (_THRESHOLD,)
+
+    def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
+        return decide_rate_at_most(self.name, groups, alpha, threshold=check.number("threshold"), unit=check.unit)
+
+    def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
+        k, n = _events(groups, self.name)
+        threshold = check.number("threshold")
+        holds = k / n <= threshold
+        reason = f"rate {number(k / n)} ({k} of {n}) {'is' if holds else 'is not'} <= {number(threshold)}"
+        return exact_decision(self.name, k / n, n, holds, reason, label="rate")
+
+    def expectation(self, check: Check) -> str:
+        return f"event rate in {check.output}: rate <= {number(check.number('threshold'))}"
+
+    def claimed(self, check: Check) -> Claimed:
+        threshold = check.number("threshold")
+        return Claimed("max", None, threshold, f"≤ {number(threshold)}")
+
+
+class ZeroRate(_Rate):
+    """The event never happens, shown to a rate below the threshold."""
+
+    name = "zero_rate"
+    summary = "the event (1) never happens, shown to a rate below `threshold`"
+    params = (_THRESHOLD,)
+    spends_alpha = False  # 0 events in n implies 0 in fewer: looking again cannot add a false hold
+
+    def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
+        return decide_zero_rate(self.name, groups, alpha, threshold=check.number("threshold"), unit=check.unit)
+
+    def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
+        k, n = _events(groups, self.name)
+        reason = f"0 of {n} values show the event" if k == 0 else f"{k} of {n} values show the event"
+        return exact_decision(self.name, k / n, n, k == 0, reason, label="rate")
+
+    def expectation(self, check: Check) -> str:
+        return f"no event in {check.output}: rate <= {number(check.number('threshold'))}"
+
+    def claimed(self, check: Check) -> Claimed:
+        threshold = check.number("threshold")
+        return Claimed("max", None, threshold, f"≤ {number(threshold)}")
+
+
+RULES = (RateAtMost(), ZeroRate())

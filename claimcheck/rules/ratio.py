@@ -1,0 +1,63 @@
+"""``ratio``: ``statistic(output) / statistic(reference)`` against a threshold."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from claimcheck.claim import Check
+from claimcheck.numbers import number, with_unit
+from claimcheck.stats import Decision, decide_ratio
+
+from ._base import ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive
+
+
+class Ratio(Rule):
+    """Two outputs (or arms) in a bounded ratio."""
+
+    name = "ratio"
+    summary = "output / reference is `bound` (at_least/at_most) `threshold`"
+    params = (
+        Param("threshold", "number", "the bound on the ratio", domain=positive),
+        Param("bound", "choice", "direction of the bound", choices=("at_least", "at_most")),
+        Param("statistic", "choice", "summary of each arm", default="mean", choices=("mean", "median")),
+        Param("paired", "bool", "arms were interleaved; compare pairwise", default=False),
+    )
+    required_selectors = frozenset({"output", "reference"})
+    min_groups = max_groups = 2
+
+    def _lower(self, check: Check) -> bool:
+        return check.params.get("bound") == "at_least"
+
+    def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
+        return decide_ratio(self.name, groups, alpha, threshold=check.number("threshold"),
+                            bound=str(check.params["bound"]), statistic=str(check.params.get("statistic", "mean")),
+                            paired=bool(check.params.get("paired", False)), unit=check.unit)
+
+    def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
+        (_, a), (_, b) = groups
+        if np.any(b == 0):
+            raise ValueError(f"`{check.reference}` is 0: the ratio is undefined")
+        ratios = pairs_or_all(a, b, np.divide)
+        lower = self._lower(check)
+        threshold = check.number("threshold")
+        worst = float(ratios.min() if lower else ratios.max())
+        holds = worst >= threshold if lower else worst <= threshold
+        sign = ">=" if lower else "<="
+        shown = f"{check.output} / {check.reference} = {number(worst)}"
+        reason = f"{shown} is {sign} {number(threshold)}" if holds else f"{shown}, not {sign} {number(threshold)}"
+        return exact_decision(self.name, worst, len(a) + len(b), holds, reason, label="ratio")
+
+    def expectation(self, check: Check) -> str:
+        stat = check.params.get("statistic", "mean")
+        sign = ">=" if self._lower(check) else "<="
+        return f"{stat} {check.output} / {stat} {check.reference} {sign} {number(check.number('threshold'))}"
+
+    def claimed(self, check: Check) -> Claimed:
+        threshold = check.number("threshold")
+        shown = with_unit(number(threshold), check.unit)
+        if self._lower(check):
+            return Claimed("min", threshold, None, f"≥ {shown}")
+        return Claimed("max", None, threshold, f"≤ {shown}")
+
+
+RULES = (Ratio(),)

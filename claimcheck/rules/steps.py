@@ -1,0 +1,97 @@
+"""``ordering`` (A > B > C) and ``monotone`` (a trend over swept levels), decided step by step."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from claimcheck.claim import Check
+from claimcheck.numbers import number
+from claimcheck.stats import Decision, decide_monotone, decide_ordering
+
+from ._base import ArrayGroups, Claimed, FieldProblem, Param, Rule, Selector, exact_decision
+
+_PAIRED = Param("paired", "bool", "levels were measured in the same calls; compare pairwise", default=False)
+
+
+def _exact_steps(rule: str, groups: ArrayGroups) -> Decision:
+    """Every value of each group exceeds every value of the next; the smallest gap is the evidence."""
+    gaps = [(f"{hi_label} > {lo_label}", float(hi.min() - lo.max()))
+            for (hi_label, hi), (lo_label, lo) in zip(groups, groups[1:])]
+    name, gap = min(gaps, key=lambda step: step[1])
+    holds = gap > 0
+    n = sum(len(x) for _, x in groups)
+    if holds:
+        reason = f"all {len(gaps)} steps hold; smallest gap {name}: {number(gap)}"
+    else:
+        reason = f"step {name} does not hold: gap {number(gap)}"
+    return exact_decision(rule, gap, n, holds, reason, label=f"gap {name}")
+
+
+class Ordering(Rule):
+    """Outputs (or the levels of one output) in a claimed order, first largest."""
+
+    name = "ordering"
+    summary = "the groups' means decrease in the listed order (first > second > ...)"
+    params = (_PAIRED,)
+    required_selectors: ClassVar[frozenset[Selector]] = frozenset()
+    optional_selectors = frozenset({"outputs", "output", "over"})
+    min_groups, max_groups = 2, None
+
+    def cross_problems(self, check: Mapping[str, object]) -> list[FieldProblem]:
+        outputs, over = check.get("outputs"), check.get("over")
+        if bool(outputs) == bool(over):
+            return [FieldProblem("check.outputs", "rule `ordering` needs either `check.outputs` (>= 2 outputs) "
+                                                  "or `check.output` with `check.over`")]
+        if isinstance(outputs, (list, tuple)) and len(outputs) < 2:
+            return [FieldProblem("check.outputs", "rule `ordering` needs at least 2 outputs")]
+        if over and not check.get("output"):
+            return [FieldProblem("check.output", "rule `ordering` over a param needs `check.output`")]
+        return []
+
+    def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
+        return decide_ordering(self.name, groups, alpha, paired=bool(check.params.get("paired", False)),
+                               unit=check.unit)
+
+    def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
+        return _exact_steps(self.name, groups)
+
+    def expectation(self, check: Check) -> str:
+        if check.outputs:
+            return " > ".join(check.outputs)
+        return f"{check.output} decreases over the listed `{check.over}` levels"
+
+    def claimed(self, check: Check) -> Claimed:
+        return Claimed(None, text=self.expectation(check))
+
+
+class Monotone(Rule):
+    """One output rises (or falls) at every step through a swept parameter."""
+
+    name = "monotone"
+    summary = "the mean rises (or falls) at every step through the swept levels"
+    params = (
+        Param("direction", "choice", "trend direction", default="increasing", choices=("increasing", "decreasing")),
+        _PAIRED,
+    )
+    required_selectors = frozenset({"output", "over"})
+    min_groups, max_groups = 2, None
+
+    def _increasing(self, check: Check) -> bool:
+        return check.params.get("direction", "increasing") == "increasing"
+
+    def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
+        return decide_monotone(self.name, groups, alpha, direction=str(check.params.get("direction", "increasing")),
+                               paired=bool(check.params.get("paired", False)), unit=check.unit)
+
+    def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
+        return _exact_steps(self.name, groups[::-1] if self._increasing(check) else groups)
+
+    def expectation(self, check: Check) -> str:
+        return f"{check.output} {check.params.get('direction', 'increasing')} over {check.over}"
+
+    def claimed(self, check: Check) -> Claimed:
+        return Claimed(None, text=f"{check.params.get('direction', 'increasing')} in `{check.over}`")
+
+
+RULES = (Ordering(), Monotone())

@@ -1,0 +1,110 @@
+"""Run-level state of one pytest session, with every field declared.
+
+The plugin creates one :class:`ClaimSession` per pytest process. Items and
+run-level steps read what they need from it; the steps return values that the
+plugin stores back here, so nothing is attached to it on the fly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from claimcheck.claim import Claim
+from claimcheck.errors import ClaimError
+from claimcheck.result import ItemResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from claimcheck.store import EvidenceStore
+
+
+@dataclass
+class ClaimSession:
+    """What the controller knows about this run.
+
+    Attributes:
+        config: pytest's configuration.
+        rootdir: the project root (claims, probes and reports are found from it).
+        results: each claim item's result by pytest node id, in arrival order.
+        reports: the pytest call report of each claim item, so the summary can be corrected.
+        store, run_id: the evidence store and this run's id (opened on the first result).
+        stale: claim id -> the premise chain that made it stale (after the run).
+        drift_lines: what moved since the previous run on this machine class.
+        report_paths: the report files written at the end.
+    """
+
+    config: pytest.Config
+    rootdir: Path
+    results: dict[str, ItemResult] = field(default_factory=dict)
+    reports: dict[str, pytest.TestReport] = field(default_factory=dict)
+    store: EvidenceStore | None = None
+    run_id: str | None = None
+    stale: dict[str, list[str]] = field(default_factory=dict)
+    drift_lines: list[str] = field(default_factory=list)
+    report_paths: list[str] = field(default_factory=list)
+    suite_broken: bool = False
+    _probes_loaded: bool = False
+    _all_claims: dict[str, Claim] | None = None
+    _profile: str | None = None
+
+    @property
+    def lock_path(self) -> Path:
+        """The lock file that keeps exclusive (timing) items apart, also across xdist workers."""
+        return self.rootdir / ".claimcheck" / "exclusive.lock"
+
+    def claims_dirs(self) -> list[Path]:
+        """The configured claims folders (``claims_dirs`` ini) that exist."""
+        folders = [self.rootdir / d for d in self.config.getini("claims_dirs")]
+        return [folder for folder in folders if folder.is_dir()]
+
+    def profile(self) -> str:
+        """The active machine profile: the option, else this machine's backend (cpu, cuda, metal).
+
+        The backend is detected without importing MLX, so collecting claims stays light.
+        """
+        if self._profile is None:
+            chosen = self.config.getoption("--claims-profile")
+            if not chosen:
+                from claimcheck.machine import detect_backend
+
+                chosen = detect_backend()
+            self._profile = str(chosen)
+        return self._profile
+
+    def ensure_probes(self) -> None:
+        """Import the probe modules once per process."""
+        if self._probes_loaded:
+            return
+        from claimcheck.probe import load_probe_modules
+
+        load_probe_modules(str(self.rootdir))
+        self._probes_loaded = True
+
+    def all_claims(self) -> dict[str, Claim]:
+        """Every claim of the suite (not just those collected), for premises."""
+        if self._all_claims is None:
+            from claimcheck.loader import load_claims
+
+            try:
+                self._all_claims = {claim.id: claim for claim in load_claims(self.claims_dirs())}
+            except ClaimError:
+                self._all_claims = {}  # the broken file reports its own collection error
+                self.suite_broken = True
+        return self._all_claims
+
+    def file_claims(self, path: Path) -> list[Claim]:
+        """The claims of one file, reusing the suite-wide parse when it covered that file."""
+        from claimcheck.loader import read_claim_file
+
+        known = [claim for claim in self.all_claims().values() if claim.path == str(path)]
+        return known if known else [c for c in read_claim_file(path) if isinstance(c, Claim)]
+
+    def premises(self) -> dict[str, tuple[str, ...]]:
+        """Claim id -> premise ids for the whole suite and for every claim that ran."""
+        graph = {claim_id: claim.depends_on for claim_id, claim in self.all_claims().items()}
+        for result in self.results.values():
+            graph.setdefault(result.claim_id, result.claim.depends_on)
+        return graph
