@@ -503,7 +503,10 @@ class EvidenceStore:
             # Inspect read-only first so a refused file is never touched (not even the WAL switch).
             probe = _connect_readonly(self.path)
             try:
+                # One read transaction: a store another process creates meanwhile is seen whole or not at all.
+                probe.execute("BEGIN")
                 version = _classify(probe, label)
+                probe.execute("COMMIT")
             finally:
                 probe.close()
         else:

@@ -177,8 +177,9 @@ def test_new_refuses_an_invalid_claim_and_writes_nothing(tmp_path, capsys) -> No
 
 
 def test_new_without_a_terminal_lists_what_is_missing(tmp_path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(sys, "stdin", open(os.devnull))
-    assert cli.main(["new", "--id", "x-y", "--claims-dir", str(tmp_path)]) == 2
+    with open(os.devnull) as no_terminal:
+        monkeypatch.setattr(sys, "stdin", no_terminal)
+        assert cli.main(["new", "--id", "x-y", "--claims-dir", str(tmp_path)]) == 2
     assert "missing title, statement, source.doc" in _one_line_error(capsys)
 
 

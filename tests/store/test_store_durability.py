@@ -279,13 +279,6 @@ def _open_with_creator_committing_before(
     return seen["committed_before"], error
 
 
-@pytest.mark.xfail(
-    strict=True, raises=_InterleavingFailed,
-    reason="known store bug: EvidenceStore.__init__ classifies an existing file with separate read transactions "
-           "(user_version, application_id, then the table list), so a store another process creates in between "
-           "reads as 'unknown SQLite schema'. Fix in claimcheck/store.py: run _classify inside one read "
-           "transaction (BEGIN before it on the read-only probe). Remove this marker with the fix.",
-)
 def test_store_created_concurrently_opens_in_every_interleaving(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two processes creating one store at once: opening succeeds wherever the other's commit lands.
 
