@@ -48,6 +48,9 @@ from typing import Any, Iterable, Mapping, Sequence
 from claimcheck import rules
 from claimcheck.claim import Check, Claim
 from claimcheck.errors import ClaimError
+from claimcheck.numbers import finite
+from claimcheck.schema import ID_PATTERN
+from claimcheck.numbers import level as confidence_level
 from claimcheck.verdict import Verdict, worst
 from claimcheck.figures import (
     Figure,
@@ -63,7 +66,7 @@ from claimcheck.figures import (
 )
 
 ANCHOR_RE = re.compile(r"^claims?\s*:\s*(?P<ids>.+?)\s*$", re.S | re.I)
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
+ID_RE = re.compile(ID_PATTERN)
 DOC_SUFFIXES = (".md", ".markdown")
 PERFORMANCE_FAMILIES = frozenset({"time", "bandwidth", "size", "throughput", "fraction", "information"})
 FAILING = ("refuted", "stale", "inconclusive", "error")
@@ -386,7 +389,7 @@ def _measured_text(figure: Figure, items: Sequence[Mapping[str, Any]], claim: Cl
             continue
         low, high, estimate = interval
         level = item.get("confidence_level")
-        level_text = f" ({level * 100:.0f}% interval)" if isinstance(level, (int, float)) else ""
+        level_text = f" ({confidence_level(level)} interval)" if finite(level) else ""
         params = item.get("params") or {}
         where = f" at {', '.join(f'{k}={v}' for k, v in params.items())}" if params and len(items) > 1 else ""
         head = format_value(estimate, unit) + " " if estimate is not None else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from claimcheck import rules
 from claimcheck.claim import Check
 from claimcheck.numbers import estimate
-from claimcheck.result import ItemResult
+from claimcheck.result import ItemResult, verdict_path
 from claimcheck.stats import Decision
 
 
@@ -32,13 +32,6 @@ def machine_line(result: ItemResult) -> str:
     return where + (f"; model {model}{variant}" if model else "")
 
 
-def verdict_path(result: ItemResult) -> str:
-    """``refuted → family: inconclusive``: how the final verdict came about."""
-    steps = [result.raw_verdict.value]
-    steps += [f"{a.step}: {a.after.value}" for a in result.adjustments if a.after is not a.before]
-    return " → ".join(steps)
-
-
 def failure_text(result: ItemResult) -> str:
     """The readable failure shown by pytest for a refuted, errored or strict-inconclusive item."""
     claim = result.claim
@@ -54,5 +47,5 @@ def failure_text(result: ItemResult) -> str:
         f"  at:       {claim.path}:{claim.line}",
     ]
     if result.adjustments:
-        lines.insert(6, f"  verdict:  {verdict_path(result)}")
+        lines.insert(6, f"  verdict:  {verdict_path(result.raw_verdict, result.adjustments)}")
     return "\n".join(lines)

@@ -17,7 +17,7 @@ import math
 import collections.abc
 import types
 import typing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -214,12 +214,10 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
 def _check(fields: dict[str, Any]) -> Check:
     """The typed check: selectors as fields, the rule's parameters (with its defaults) in ``params``."""
     rule = rules.get(fields["rule"])
-    params = {name: fields[name] for name in (p.name for p in rule.params) if name in fields}
-    check = Check(
+    return Check(
         rule=rule.name, output=fields.get("output"), reference=fields.get("reference"), outputs=fields.get("outputs"),
-        over=fields.get("over"), unit=fields.get("unit"), alpha=fields.get("alpha", 0.05), params=params,
+        over=fields.get("over"), unit=fields.get("unit"), alpha=fields.get("alpha", 0.05), params=rule.values(fields),
     )
-    return replace(check, params=rule.values(check))
 
 
 def _draft(data: dict[str, Any], doc: LocatedDocument, path: str) -> Draft:

@@ -7,11 +7,12 @@ numbers through these functions, so one figure never reads three ways.
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 NO_SPACE_UNITS = frozenset({"×", "x", "%", "°"})
 
 
-def finite(value: object) -> bool:
+def finite(value: object) -> TypeGuard[float]:
     """A real, finite number (booleans are not numbers here)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -61,13 +62,11 @@ def level(confidence_level: float) -> str:
     return f"{percent:.1f}%"
 
 
-def interval(low: float, high: float, decimals: int | None = None) -> str:
-    """``[low, high]`` with both ends at the same precision."""
-    if decimals is None and finite(low) and finite(high) and high > low:
-        decimals = decimals_for(low, high, width=high - low)
-        if max(abs(low), abs(high)) >= 1e4:
-            decimals = None
-    return f"[{number(low, decimals)}, {number(high, decimals)}]"
+def parts(value: float | None, low: float | None, high: float | None) -> tuple[str, str, str]:
+    """Estimate, low and high at the precision the interval's width supports (shared decimals)."""
+    width = high - low if finite(low) and finite(high) else None
+    places = decimals_for(value, low, high, width=width)
+    return number(value, places), number(low, places), number(high, places)
 
 
 def estimate(value: float, low: float, high: float, confidence_level: float, n: int, unit: str | None = None,
@@ -75,8 +74,5 @@ def estimate(value: float, low: float, high: float, confidence_level: float, n: 
     """``0.41 [0.38, 0.44] (95% CI, n=24)``; a computed value (no interval) reads ``3.2 (computed, n=1)``."""
     if confidence_level >= 1.0 or (finite(low) and low == high):
         return f"{with_unit(number(value), unit)} (computed, n={n})"
-    decimals = decimals_for(low, high, width=high - low) if finite(low) and finite(high) and high > low else None
-    if decimals is not None and max(abs(low), abs(high)) >= 1e4:
-        decimals = None
-    shown = with_unit(number(value, decimals), unit)
-    return f"{shown} {interval(low, high, decimals)} ({level(confidence_level)} {label}, n={n})"
+    shown, lower, upper = parts(value, low, high)
+    return f"{with_unit(shown, unit)} [{lower}, {upper}] ({level(confidence_level)} {label}, n={n})"

@@ -8,7 +8,6 @@ Heavy libraries are imported lazily: collecting claims never imports MLX.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path

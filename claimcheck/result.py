@@ -9,7 +9,7 @@ rewrites a verdict: a later step appends, it never edits.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,12 @@ class Adjustment:
                    reason=str(record.get("reason", "")),
                    adjusted_pvalue=float(pvalue) if isinstance(pvalue, (int, float)) else None,
                    chain=tuple(record.get("chain") or ()))
+
+
+def verdict_path(raw: Verdict, adjustments: Sequence[Adjustment]) -> str:
+    """``refuted → noise-gate: inconclusive``: how a final verdict came about (steps that changed it)."""
+    steps = [raw.value] + [f"{a.step}: {a.after.value}" for a in adjustments if a.after is not a.before]
+    return " → ".join(steps)
 
 
 @dataclass(frozen=True)

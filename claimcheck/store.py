@@ -1027,8 +1027,7 @@ def _insert_adjustments(conn: sqlite3.Connection, run_id: str, item_id: str, adj
 def _apply_adjustments(row: dict[str, Any], adjustments: Sequence[Adjustment]) -> None:
     """Give a result row its final verdict and reason from its adjustments (the row itself is never updated)."""
     row["adjustments"] = [a.to_record() for a in adjustments]
-    recorded = {a.step for a in adjustments}
-    if "recorded" not in recorded and adjustments:
+    if adjustments:
         row["verdict"] = adjustments[-1].after.value
         row["reason"] = adjustments[-1].reason
     family = next((a for a in adjustments if a.step == "family"), None)

@@ -15,9 +15,10 @@ from typing import Any
 
 from claimcheck.errors import ClaimcheckError
 from claimcheck.report import text
+from claimcheck.schema import ID_PATTERN
 from claimcheck.report.model import ClaimItems, RunReport
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
+SLUG = re.compile(ID_PATTERN)
 FOLDERS = {"refuted": "corrections", "inconclusive": "inconclusive"}
 
 
@@ -150,7 +151,7 @@ def markdown(data: dict[str, Any]) -> str:
             f"- Rule: `{item.get('rule')}`, computed from the params (no sampling)" if item["computed"] else
             f"- Rule: `{item.get('rule')}`, α={text.number(item.get('alpha'))}, p={text.number(item.get('pvalue'))},"
             f" MDE={text.number(item.get('mde'))}",
-            f"- Raw → adjusted verdict: {item.get('raw_verdict') or '—'} → {item.get('adjusted_verdict') or '—'}",
+            f"- Verdict, raw → final: {md(text.verdict_steps(item))}",
             f"- Params: {md(text.params_label(item.get('params')) or '—')}",
         ]
         model = text.model_text(item.get("info"))

@@ -18,7 +18,6 @@ from claimcheck.report.index import (
     drift_heading,
     ordered_items,
     run_lines,
-    verdict_change,
 )
 from claimcheck.report.model import VERDICT_ORDER, RunReport
 from claimcheck.report.plots import Plot
@@ -137,7 +136,7 @@ def page(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: Plot 
         out.append(
             f"<tr><td><code>{e(item['item_id'])}</code></td><td>{badge(item['verdict'])}</td>"
             f"<td class=\"fig\">{e(text.figure(item))}</td><td class=\"num\">{e(item.get('n') if item.get('n') is not None else '—')}</td>"
-            f"<td>{e(verdict_change(item))}</td><td class=\"num\">{e(text.number(item.get('mde')))}</td>"
+            f"<td>{e(text.verdict_steps(item))}</td><td class=\"num\">{e(text.number(item.get('mde')))}</td>"
             f"<td>{e(text.one_line(item.get('reason') or ''))}</td><td>{target}</td></tr>"
         )
     out.append("</table>")

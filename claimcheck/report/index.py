@@ -19,15 +19,6 @@ def ordered_items(report: RunReport) -> list[dict[str, Any]]:
     )]
 
 
-def verdict_change(item: Mapping[str, Any]) -> str:
-    raw, adjusted = item.get("raw_verdict"), item.get("adjusted_verdict")
-    if not raw and not adjusted:
-        return "—"
-    if raw == adjusted or not adjusted:
-        return str(raw)
-    return f"{raw} → {adjusted}"
-
-
 def run_lines(report: RunReport) -> list[tuple[str, str]]:
     """``(label, value)`` pairs describing the run, shared by markdown and HTML."""
     run = report.run
@@ -94,7 +85,7 @@ def markdown(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: P
             item["verdict"],
             md(text.figure(item)),
             str(item["n"]) if item.get("n") is not None else "—",
-            md(verdict_change(item)),
+            md(text.verdict_steps(item)),
             md(text.number(item.get("mde"))),
             md(item.get("reason") or ""),
             f"[{'correction' if item['verdict'] == 'refuted' else 'note'}]({target})" if target else "",

@@ -8,15 +8,13 @@ rebuilt from the store alone.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence, TypeGuard
+from typing import Any, Iterable, Mapping, Sequence
 
-from claimcheck.numbers import decimals_for, finite, number, with_unit
-
-
-def _finite(value: Any) -> TypeGuard[float]:
-    return finite(value)
+from claimcheck.numbers import finite as _finite
+from claimcheck.numbers import level, number, parts, with_unit
+from claimcheck.result import Adjustment, verdict_path
+from claimcheck.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -46,7 +44,7 @@ def claimed(result: Mapping[str, Any]) -> Claimed:
     check = Check.from_record(record)
     try:
         rule = rules.get(check.rule)
-        said = rule.claimed(replace(check, params={**rule.values(check), **check.params}))
+        said = rule.claimed(replace(check, params=rule.values(check.params)))
     except (ValueError, KeyError):
         return Claimed(None, text=check.rule)
     return Claimed(said.kind, said.low, said.high, said.text)
@@ -65,10 +63,8 @@ def is_computed(result: Mapping[str, Any]) -> bool:
 
 
 def level_text(result: Mapping[str, Any]) -> str:
-    level = result.get("confidence_level")
-    if not _finite(level):
-        return "CI"
-    return f"{level * 100:g}% CI"
+    confidence = result.get("confidence_level")
+    return f"{level(confidence)} CI" if _finite(confidence) else "CI"
 
 
 def figure_parts(result: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -76,9 +72,7 @@ def figure_parts(result: Mapping[str, Any]) -> tuple[str, str, str]:
     stat, low, high = result.get("statistic"), result.get("low"), result.get("high")
     if is_computed(result):
         return number(stat), number(low), number(high)
-    width = (high - low) if _finite(low) and _finite(high) else None
-    places = decimals_for(stat, low, high, width=width)
-    return number(stat, places), number(low, places), number(high, places)
+    return parts(stat, low, high)
 
 
 def figure(result: Mapping[str, Any]) -> str:
@@ -143,6 +137,33 @@ def relation(result: Mapping[str, Any], bound: Claimed | None = None) -> str | N
     return f"{interval} overlaps the edge of the claimed band {bound.text}"
 
 
+STEP_SENTENCES = {
+    "noise-gate": "The samples were too noisy or drifting to trust this interval, so the verdict {before} became "
+                  "{after}.",
+    "family": "Before adjusting for the number of claims tested the verdict was {before}; adjusted, it is {after}.",
+    "cascade": "A premise it depends on did not hold, so its own verdict {before} is {after}.",
+}
+
+
+def adjustments_of(result: Mapping[str, Any]) -> list[Adjustment]:
+    """The verdict changes recorded for a stored result, in the order applied."""
+    return [Adjustment.from_record(a) for a in result.get("adjustments") or ()]
+
+
+def verdict_steps(result: Mapping[str, Any]) -> str:
+    """How the verdict came about: ``refuted → noise-gate: inconclusive``; ``—`` when nothing was decided."""
+    adjustments = adjustments_of(result)
+    raw = result.get("raw_verdict") or result.get("recorded_verdict")
+    if adjustments and raw:
+        return verdict_path(Verdict(raw), adjustments)
+    raw, adjusted = result.get("raw_verdict"), result.get("adjusted_verdict")  # records without the list
+    if not raw and not adjusted:
+        return "—"
+    if raw == adjusted or not adjusted:
+        return str(raw)
+    return f"{raw} → {adjusted}"
+
+
 def why(result: Mapping[str, Any]) -> str:
     """The verdict and the reason for it, in a sentence or two."""
     verdict = result.get("verdict")
@@ -150,14 +171,18 @@ def why(result: Mapping[str, Any]) -> str:
     where = relation(result)
     if where:
         parts.append(where[0].upper() + where[1:] + ".")
-    if verdict == "inconclusive":
+    changes = [a for a in adjustments_of(result) if a.after is not a.before]
+    if verdict == "inconclusive" and not any(a.after is Verdict.INCONCLUSIVE for a in changes):
         mde = result.get("mde")
         n = result.get("n")
         extra = f" With n={n} the smallest effect this run could detect was {number(mde)}." if _finite(mde) else ""
         parts.append("The measurement cannot tell whether the claim holds here." + extra)
+    for change in changes:
+        parts.append(STEP_SENTENCES.get(change.step, "{step} changed the verdict from {before} to {after}.").format(
+            step=change.step, before=change.before.value, after=change.after.value))
     raw, adjusted = result.get("raw_verdict"), result.get("adjusted_verdict")
-    if raw and adjusted and raw != adjusted:
-        parts.append(f"Before adjusting for the number of claims tested the verdict was {raw}; adjusted, it is {adjusted}.")
+    if not changes and raw and adjusted and raw != adjusted:  # a record stored before adjustments were listed
+        parts.append(STEP_SENTENCES["family"].format(before=raw, after=adjusted))
     alpha, pvalue = result.get("alpha"), result.get("pvalue")
     if is_computed(result) and verdict in ("holds", "refuted"):
         parts.append("Decided by arithmetic: one computed value, no sampling.")

@@ -15,10 +15,11 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
+from dataclasses import replace
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 
-from claimcheck.claim import Check, ParamValue
+from claimcheck.claim import Check
 from claimcheck.stats import Decision, SequentialPlan, check_alpha
 from claimcheck.stats import run_sequential as run_looks
 
@@ -71,30 +72,29 @@ def make_check(rule: str, params: Mapping[str, object], *, labels: Sequence[str]
     problems = chosen.param_problems(params)
     if problems:
         raise ValueError(problems[0].message)
-    values: dict[str, ParamValue] = {}
-    for param in chosen.params:
-        value = params.get(param.name, param.default)
-        if isinstance(value, (bool, int, float, str)):
-            values[param.name] = float(value) if param.kind == "number" else value
     unit = params.get("unit")
     return Check(rule=rule, output=labels[0] if labels else None,
                  reference=labels[1] if len(labels) > 1 else None,
-                 unit=str(unit) if unit else None, alpha=alpha, params=values)
+                 unit=str(unit) if unit else None, alpha=alpha, params=chosen.values(params))
 
 
 def decide_check(check: Check, groups: Groups, alpha: float, *, deterministic: bool = False) -> Decision:
     """One decision for ``check`` on ``groups``: exact for a deterministic probe, else statistical."""
     rule = get(check.rule)
     arrays = rule.groups(groups, check)
+    check = replace(check, alpha=check_alpha(alpha))
     if deterministic:
         return rule.decide_exactly(arrays, check)
-    return rule.decide(arrays, check_alpha(alpha), check)
+    return rule.decide(arrays, check.alpha, check)
 
 
 def decide(rule: str, groups: Groups, *, alpha: float = 0.05, **params: object) -> Decision:
     """Decide one rule on sample groups, with the rule's parameters as keywords."""
-    check = make_check(rule, params, labels=[str(label) for label, _ in groups], alpha=alpha)
-    return decide_check(check, groups, alpha)
+    try:
+        labels = [str(label) for label, _ in groups]
+    except (TypeError, ValueError):
+        labels = ["x", "reference"]  # malformed groups: the rule's own check says what is wrong
+    return decide_check(make_check(rule, params, labels=labels, alpha=alpha), groups, alpha)
 
 
 def sequential(check: Check, draw: Callable[[int], Sequence[tuple[str, Sequence[float]]]],

@@ -166,13 +166,15 @@ class Rule(abc.ABC):
         """Problems that involve several fields at once; rules override this."""
         return []
 
-    def values(self, check: Check) -> dict[str, ParamValue]:
-        """The rule's parameters from ``check`` with defaults filled in."""
+    def values(self, given: Mapping[str, object]) -> dict[str, ParamValue]:
+        """The rule's parameters taken from ``given`` (a check's fields), defaults filled, numbers as floats."""
         out: dict[str, ParamValue] = {}
         for param in self.params:
-            value = check.params.get(param.name, param.default)
-            if value is not None:
+            value = given.get(param.name, param.default)
+            if isinstance(value, (bool, str)) or (isinstance(value, (int, float)) and param.kind != "number"):
                 out[param.name] = value
+            elif isinstance(value, (int, float)):
+                out[param.name] = float(value)
         return out
 
     def needs_repeats(self, check: Check) -> str | None:
@@ -184,14 +186,20 @@ class Rule(abc.ABC):
     # -- decisions ------------------------------------------------------------------------
     def groups(self, groups: Groups, check: Check) -> ArrayGroups:
         """Sample groups as float arrays; ValueError on a wrong count, an empty group or a non-finite value."""
-        pairs = [(str(label), samples) for label, samples in groups]
+        try:
+            pairs = [(str(label), samples) for label, samples in groups]
+        except (TypeError, ValueError):
+            raise ValueError("`groups` must be a sequence of (label, samples) pairs") from None
         lo, hi = self.min_groups, self.max_groups
         if len(pairs) < lo or (hi is not None and len(pairs) > hi):
             want = str(lo) if lo == hi else f"at least {lo}" if hi is None else f"{lo} to {hi}"
             raise ValueError(f"rule `{self.name}` needs {want} sample groups; got {len(pairs)}")
         out = []
         for label, samples in pairs:
-            x = np.asarray(samples, dtype=float)
+            try:
+                x = np.asarray(samples, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"group {label!r}: samples must be numbers") from None
             if x.ndim != 1 or x.size == 0:
                 raise ValueError(f"group {label!r}: samples must be a non-empty flat sequence; got shape {x.shape}")
             bad = np.flatnonzero(~np.isfinite(x))
@@ -231,13 +239,12 @@ class Rule(abc.ABC):
 COMMON_FIELDS = frozenset({"rule", "alpha", "unit"})
 
 
-def exact_decision(rule: str, value: float, n: int, holds: bool, reason: str, label: str = "value",
-                   alpha: float = 0.0) -> Decision:
+def exact_decision(check: Check, value: float, n: int, holds: bool, reason: str, label: str = "value") -> Decision:
     """A deterministic decision: the value is the evidence; no interval, no sampling error."""
     return Decision(
-        rule=rule, statistic=value, low=value, high=value, confidence_level=1.0, n=n,
+        rule=check.rule, statistic=value, low=value, high=value, confidence_level=1.0, n=n,
         verdict=Verdict.HOLDS if holds else Verdict.REFUTED, reason=reason,
-        pvalue=1.0 if holds else 0.0, alpha=alpha, mde=None, estimate_label=label,
+        pvalue=1.0 if holds else 0.0, alpha=check.alpha, mde=None, estimate_label=label,
         details={"deterministic": True},
     )
 

@@ -39,7 +39,7 @@ class _Bound(Rule):
             reason = f"{which} is {self.sign} {number(threshold)}: computed {figure(worst, check)}"
         else:
             reason = f"computed {figure(worst, check)}, not {self.sign} {number(threshold)}"
-        return exact_decision(self.name, worst, len(x), holds, reason)
+        return exact_decision(check, worst, len(x), holds, reason)
 
     def expectation(self, check: Check) -> str:
         stat = check.params.get("statistic", "mean")

@@ -51,7 +51,7 @@ class Equivalent(Rule):
             band = f"±{with_unit(number(margin), check.unit)}"
             label = "difference"
         reason = f"{shown} {'lies within' if holds else 'lies outside'} {band}"
-        return exact_decision(self.name, worst, len(a) + len(b), holds, reason, label=label)
+        return exact_decision(check, worst, len(a) + len(b), holds, reason, label=label)
 
     def expectation(self, check: Check) -> str:
         log = check.params.get("scale") == "log-ratio"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from claimcheck.claim import Check
 from claimcheck.numbers import number, with_unit
 from claimcheck.stats import Decision, decide_exact
@@ -26,9 +28,7 @@ class Exact(Rule):
                             tolerance=check.number("tolerance", 0.0), unit=check.unit)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
-        decision = self.decide(groups, 0.0, check)
-        from dataclasses import replace
-
+        decision = self.decide(groups, check.alpha, check)  # already exact: the worst value decides
         return replace(decision, details={**decision.details, "deterministic": True})
 
     def expectation(self, check: Check) -> str:

@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from claimcheck.claim import Check
 from claimcheck.numbers import number
-from claimcheck.stats import Decision, decide_rate_at_most, decide_zero_rate
+from claimcheck.stats import Decision, count_events, decide_rate_at_most, decide_zero_rate
 
 from ._base import ArrayGroups, Claimed, Param, Rule, exact_decision, open_unit
 
 _THRESHOLD = Param("threshold", "number", "the largest rate the claim allows", domain=open_unit)
-
-
-def _events(groups: ArrayGroups, rule: str) -> tuple[int, int]:
-    label, x = groups[0]
-    bad = (x != 0) & (x != 1)
-    if bad.any():
-        raise ValueError(f"rule `{rule}` needs 0/1 samples; `{label}` has {float(x[bad][0])!r}")
-    return int(x.sum()), len(x)
 
 
 class _Rate(Rule):
@@ -37,11 +29,11 @@ class RateAtMost(_Rate):
         return decide_rate_at_most(self.name, groups, alpha, threshold=check.number("threshold"), unit=check.unit)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
-        k, n = _events(groups, self.name)
+        k, n = count_events(self.name, groups)
         threshold = check.number("threshold")
         holds = k / n <= threshold
         reason = f"rate {number(k / n)} ({k} of {n}) {'is' if holds else 'is not'} <= {number(threshold)}"
-        return exact_decision(self.name, k / n, n, holds, reason, label="rate")
+        return exact_decision(check, k / n, n, holds, reason, label="rate")
 
     def expectation(self, check: Check) -> str:
         return f"event rate in {check.output}: rate <= {number(check.number('threshold'))}"
@@ -63,9 +55,9 @@ class ZeroRate(_Rate):
         return decide_zero_rate(self.name, groups, alpha, threshold=check.number("threshold"), unit=check.unit)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
-        k, n = _events(groups, self.name)
+        k, n = count_events(self.name, groups)
         reason = f"0 of {n} values show the event" if k == 0 else f"{k} of {n} values show the event"
-        return exact_decision(self.name, k / n, n, k == 0, reason, label="rate")
+        return exact_decision(check, k / n, n, k == 0, reason, label="rate")
 
     def expectation(self, check: Check) -> str:
         return f"no event in {check.output}: rate <= {number(check.number('threshold'))}"

@@ -45,7 +45,7 @@ class Ratio(Rule):
         sign = ">=" if lower else "<="
         shown = f"{check.output} / {check.reference} = {number(worst)}"
         reason = f"{shown} is {sign} {number(threshold)}" if holds else f"{shown}, not {sign} {number(threshold)}"
-        return exact_decision(self.name, worst, len(a) + len(b), holds, reason, label="ratio")
+        return exact_decision(check, worst, len(a) + len(b), holds, reason, label="ratio")
 
     def expectation(self, check: Check) -> str:
         stat = check.params.get("statistic", "mean")

@@ -14,7 +14,7 @@ from ._base import ArrayGroups, Claimed, FieldProblem, Param, Rule, Selector, ex
 _PAIRED = Param("paired", "bool", "levels were measured in the same calls; compare pairwise", default=False)
 
 
-def _exact_steps(rule: str, groups: ArrayGroups) -> Decision:
+def _exact_steps(check: Check, groups: ArrayGroups) -> Decision:
     """Every value of each group exceeds every value of the next; the smallest gap is the evidence."""
     gaps = [(f"{hi_label} > {lo_label}", float(hi.min() - lo.max()))
             for (hi_label, hi), (lo_label, lo) in zip(groups, groups[1:])]
@@ -25,7 +25,7 @@ def _exact_steps(rule: str, groups: ArrayGroups) -> Decision:
         reason = f"all {len(gaps)} steps hold; smallest gap {name}: {number(gap)}"
     else:
         reason = f"step {name} does not hold: gap {number(gap)}"
-    return exact_decision(rule, gap, n, holds, reason, label=f"gap {name}")
+    return exact_decision(check, gap, n, holds, reason, label=f"gap {name}")
 
 
 class Ordering(Rule):
@@ -54,7 +54,7 @@ class Ordering(Rule):
                                unit=check.unit)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
-        return _exact_steps(self.name, groups)
+        return _exact_steps(check, groups)
 
     def expectation(self, check: Check) -> str:
         if check.outputs:
@@ -85,7 +85,7 @@ class Monotone(Rule):
                                paired=bool(check.params.get("paired", False)), unit=check.unit)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
-        return _exact_steps(self.name, groups[::-1] if self._increasing(check) else groups)
+        return _exact_steps(check, groups[::-1] if self._increasing(check) else groups)
 
     def expectation(self, check: Check) -> str:
         return f"{check.output} {check.params.get('direction', 'increasing')} over {check.over}"

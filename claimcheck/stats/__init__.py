@@ -22,7 +22,7 @@ from ._exact import decide_exact
 from ._family import FamilyAdjustment, adjust_family, adjust_pvalues, family_adjustment
 from ._noise import noise_gate
 from ._power import mde, required_n, zero_rate_n
-from ._rates import decide_rate_at_most, decide_zero_rate
+from ._rates import count_events, decide_rate_at_most, decide_zero_rate
 from ._ratio import decide_ratio
 from ._sequential import SequentialPlan, run_sequential, sequential_pvalue
 from ._steps import decide_monotone, decide_ordering
@@ -35,6 +35,7 @@ __all__ = [
     "adjust_family",
     "adjust_pvalues",
     "check_alpha",
+    "count_events",
     "decide_bound",
     "decide_equivalent",
     "decide_exact",

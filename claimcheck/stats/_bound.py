@@ -14,9 +14,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from claimcheck.numbers import level as level_text
+from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, fmt, level_text, too_few, verdict_from
+from ._decision import Decision, too_few, verdict_from
 from ._estimate import mean_var, median_bounds, one_sample, sign_pvalues
 from ._power import mde
 

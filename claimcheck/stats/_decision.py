@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from collections.abc import Mapping
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from claimcheck.numbers import level as level_text
-from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
 
@@ -85,11 +83,6 @@ class Decision:
         if self._interval_at is None:
             raise ValueError(f"rule `{self.rule}` has no interval at other confidence levels")
         return ConfidenceInterval(*map(float, self._interval_at(confidence_level)))
-
-    def inconclusive(self, reason: str) -> Decision:
-        """A copy turned INCONCLUSIVE (noise gate, multiplicity), keeping the raw verdict in details."""
-        details = {**self.details, "raw_verdict": self.verdict.value, "raw_reason": self.reason}
-        return replace(self, verdict=Verdict.INCONCLUSIVE, reason=reason, details=details)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dict: enums as values, numpy scalars as Python numbers, NaN/inf as None."""

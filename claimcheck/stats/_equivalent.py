@@ -19,9 +19,11 @@ import math
 
 import numpy as np
 
+from claimcheck.numbers import level as level_text
+from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, fmt, level_text, too_few, verdict_from
+from ._decision import Decision, too_few, verdict_from
 from ._estimate import one_sample, welch
 from ._power import mde, required_n
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, fmt
+from ._decision import Decision
 
 
 def decide_exact(

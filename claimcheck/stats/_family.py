@@ -17,9 +17,10 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, fmt
+from ._decision import Decision
 
 Method = Literal["holm", "bh", "none"]
 _NAMES = {"holm": "Holm", "bh": "Benjamini–Hochberg", "none": "no adjustment"}

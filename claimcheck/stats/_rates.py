@@ -19,9 +19,11 @@ import math
 import numpy as np
 from scipy import special
 
+from claimcheck.numbers import level as level_text
+from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, fmt, level_text, verdict_from
+from ._decision import Decision, verdict_from
 from ._power import zero_rate_n
 
 
@@ -32,7 +34,8 @@ def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     return low, high
 
 
-def _count(rule: str, groups: list[tuple[str, np.ndarray]]) -> tuple[int, int]:
+def count_events(rule: str, groups: list[tuple[str, np.ndarray]]) -> tuple[int, int]:
+    """Events (1s) and samples in the first group; ValueError for anything but 0/1."""
     label, x = groups[0]
     bad = (x != 0) & (x != 1)
     if bad.any():
@@ -44,7 +47,7 @@ def decide_rate_at_most(
     rule: str, groups: list[tuple[str, np.ndarray]], alpha: float, *, threshold: float, unit: str | None = None
 ) -> Decision:
     """Decide the event rate is at most ``threshold``."""
-    k, n = _count(rule, groups)
+    k, n = count_events(rule, groups)
     level = 1 - 2 * alpha
     low, high = clopper_pearson(k, n, alpha)
     p_holds = float(special.bdtr(k, n, threshold))  # P(X <= k): few events show rate < threshold
@@ -67,7 +70,7 @@ def decide_zero_rate(
     rule: str, groups: list[tuple[str, np.ndarray]], alpha: float, *, threshold: float, unit: str | None = None
 ) -> Decision:
     """Decide the event never happens, as far as ``threshold`` and n can show."""
-    k, n = _count(rule, groups)
+    k, n = count_events(rule, groups)
     level = 1 - alpha  # one-sided: only the upper bound matters
     high = clopper_pearson(k, n, alpha)[1]
     details = {"threshold": threshold, "events": k}

@@ -19,9 +19,11 @@ import math
 import numpy as np
 from scipy import special
 
+from claimcheck.numbers import level as level_text
+from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, fmt, level_text, too_few, verdict_from
+from ._decision import Decision, too_few, verdict_from
 from ._estimate import contrast, mean_var, t_quantile
 from ._power import mde
 

@@ -37,8 +37,7 @@ from scipy import special
 
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision
-from ._decision import check_alpha
+from ._decision import Decision, check_alpha
 
 Spending = Literal["pocock", "obf"]
 Draw = Callable[[int], Sequence[tuple[str, Sequence[float]]]]

@@ -18,9 +18,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from claimcheck.numbers import level as level_text
+from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, fmt, level_text, too_few
+from ._decision import Decision, too_few
 from ._estimate import TEstimate, one_sample, welch
 from ._power import mde
 

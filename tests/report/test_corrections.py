@@ -184,3 +184,29 @@ def test_a_refuted_computation_is_corrected_as_arithmetic_not_per_machine(tmp_pa
     assert "on any machine" in data["replacement"] and "not portable" not in data["replacement"]
     assert "The inputs as printed (gb=3.59, gbps=337) stand" in data["replacement"]
     assert data["items"][0]["why"].startswith("The computed value 93.87 lies outside the claimed band")
+
+
+def test_a_noise_gated_item_reads_as_gated_not_as_undecided(tmp_path, recorded) -> None:
+    """Its interval is decisive, so the note says the gate made it inconclusive, and shows the verdict path."""
+    import numpy as np
+
+    from claimcheck import rules
+    from claimcheck.adjudicate import gate_noise
+    from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
+    from claimcheck.result import ItemResult
+
+    samples = list(np.r_[np.full(60, 8.0), np.full(60, 12.0)])  # mean 10 ms, CV 20%
+    claim = Claim("step-latency", "t", "s", Source("d.md", "1", "f"), Scope(), ProbeSpec("p"),
+                  Check("at_most", output="ms", unit="ms", params={"threshold": 9.5, "statistic": "mean"}),
+                  budget=Budget(exclusive=True))
+    decision = rules.decide("at_most", [("ms", samples)], threshold=9.5)
+    raw = ItemResult(claim, claim.id, {}, decision.verdict, decision.reason, decision, samples={"ms": tuple(samples)})
+    gated = gate_noise(raw, [("ms", samples)], cv_bound=0.10)
+    store, run_id = recorded([gated.to_record()])
+    out = tmp_path / "reports"
+    build_reports(store, run_id, out, plots=False)
+    note = json.loads((out / "inconclusive" / "step-latency.json").read_text())
+    why = note["items"][0]["why"]
+    assert "too noisy or drifting to trust this interval, so the verdict refuted became inconclusive" in why
+    assert "cannot tell" not in why
+    assert "refuted → noise-gate: inconclusive" in (out / "index.md").read_text()

@@ -68,6 +68,10 @@ def test_unknown_rule_has_a_did_you_mean() -> None:
 def test_group_count_and_shape_errors() -> None:
     with pytest.raises(ValueError, match="rule `equivalent` needs 2 sample groups; got 1"):
         rules.decide("equivalent", GROUP, margin=1)
+    with pytest.raises(ValueError, match=r"`groups` must be a sequence of \(label, samples\) pairs"):
+        rules.decide("at_least", [1.0, 2.0], threshold=1)
+    with pytest.raises(ValueError, match="group 'x': samples must be numbers"):
+        rules.decide("at_least", [("x", ["a", "b"])], threshold=1)
     with pytest.raises(ValueError, match="samples must be finite"):
         rules.decide("at_least", [("x", [1.0, math.inf])], threshold=1)
 
@@ -75,7 +79,7 @@ def test_group_count_and_shape_errors() -> None:
 def exact(rule: str, groups: list[tuple[str, list[float]]], **fields: object) -> Verdict:
     check = Check.from_record({"rule": rule, **fields})
     check = Check(rule=check.rule, output=check.output, reference=check.reference, outputs=check.outputs,
-                  over=check.over, params=rules.get(rule).values(check))
+                  over=check.over, params=rules.get(rule).values(check.params))
     return rules.decide_check(check, groups, 0.05, deterministic=True).verdict
 
 

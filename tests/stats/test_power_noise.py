@@ -76,8 +76,7 @@ def test_noisy_timing_sample_is_inconclusive_not_refuted():
     assert raw.verdict is Verdict.REFUTED
     reason = noise_gate(x)
     assert reason == "too noisy: coefficient of variation 20.0% exceeds 10%"
-    gated = raw.inconclusive(reason)
-    assert gated.verdict is Verdict.INCONCLUSIVE and gated.details["raw_verdict"] == "refuted"
+    # the verdict change itself is the adjudication module's: tests/engine/test_adjudicate.py
 
 
 def test_noise_gate_flags_drift_in_acquisition_order():

@@ -290,10 +290,3 @@ def test_to_dict_is_strict_json(rule, groups, params):
     text = json.dumps(out, allow_nan=False)
     assert json.loads(text)["verdict"] in ("holds", "refuted", "inconclusive")
     assert "_interval_at" not in out
-
-
-def test_inconclusive_copy_keeps_the_raw_verdict():
-    d = decide("at_least", one(X), threshold=9.0)
-    g = d.inconclusive("too noisy")
-    assert g.verdict is I and g.reason == "too noisy" and g.details["raw_verdict"] == "holds"
-    assert d.verdict is H
