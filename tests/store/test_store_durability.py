@@ -185,6 +185,9 @@ def test_sigkill_mid_run_keeps_completed_items_and_reads_incomplete(tmp_path: Pa
     assert writer.returncode == -signal.SIGKILL
     # Anything it printed after our last read also committed; read it so the check is exact.
     committed += [line.split()[1] for line in lines.rest() if line.startswith("item")]
+    for pipe in (writer.stdout, writer.stderr):
+        if pipe is not None:
+            pipe.close()
 
     raw = sqlite3.connect(path)
     assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
