@@ -239,7 +239,7 @@ class Rule(abc.ABC):
 COMMON_FIELDS = frozenset({"rule", "alpha", "unit"})
 
 
-def exact_decision(check: Check, value: float, n: int, holds: bool, reason: str, label: str = "value") -> Decision:
+def exact_decision(check: Check, value: float, n: int, holds: bool, reason: str, label: str = "") -> Decision:
     """A deterministic decision: the value is the evidence; no interval, no sampling error."""
     return Decision(
         rule=check.rule, statistic=value, low=value, high=value, confidence_level=1.0, n=n,
@@ -254,8 +254,3 @@ def pairs_or_all(a: np.ndarray, b: np.ndarray, combine: Callable[[np.ndarray, np
     if len(a) == len(b):
         return np.asarray(combine(a, b), dtype=float)
     return np.asarray(combine(a[:, None], b[None, :]), dtype=float).ravel()
-
-
-def figure(value: float, check: Check) -> str:
-    """A value with the check's unit, for reasons."""
-    return with_unit(number(value), check.unit)

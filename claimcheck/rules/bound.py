@@ -8,7 +8,7 @@ from claimcheck.claim import Check
 from claimcheck.numbers import number, with_unit
 from claimcheck.stats import Decision, decide_bound
 
-from ._base import ArrayGroups, Claimed, Param, Rule, exact_decision, figure
+from ._base import ArrayGroups, Claimed, Param, Rule, exact_decision
 
 _THRESHOLD = Param("threshold", "number", "the bound the statistic must respect")
 _STATISTIC = Param("statistic", "choice", "summary of the samples", default="mean", choices=("mean", "median"))
@@ -34,11 +34,7 @@ class _Bound(Rule):
         threshold = check.number("threshold")
         worst = float(x.min() if self.lower else x.max())
         holds = worst >= threshold if self.lower else worst <= threshold
-        which = "every value" if len(x) > 1 else "the value"
-        if holds:
-            reason = f"{which} is {self.sign} {number(threshold)}: computed {figure(worst, check)}"
-        else:
-            reason = f"computed {figure(worst, check)}, not {self.sign} {number(threshold)}"
+        reason = f"computed {worst:.6g}, {'' if holds else 'not '}{self.sign} {threshold:g}"
         return exact_decision(check, worst, len(x), holds, reason)
 
     def expectation(self, check: Check) -> str:
