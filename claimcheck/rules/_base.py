@@ -17,7 +17,6 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from claimcheck.claim import Check, ParamValue
-from claimcheck.numbers import number, with_unit
 from claimcheck.stats import Decision
 from claimcheck.verdict import Verdict
 
