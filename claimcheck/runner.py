@@ -12,7 +12,6 @@ import contextlib
 import datetime as _dt
 import fnmatch
 import hashlib
-import math
 import random
 import signal
 import threading
@@ -27,10 +26,10 @@ from claimcheck.errors import NotApplicable, ProbeError
 from claimcheck.probe import ProbeContext, RegisteredProbe
 from claimcheck.result import ItemResult
 from claimcheck.rules import decide_check, sequential
+from claimcheck.sampler import Groups, Sampler
 from claimcheck.stats import Decision, SequentialPlan
 from claimcheck.verdict import Verdict
 
-Groups = list[tuple[str, list[float]]]
 
 
 @dataclass(frozen=True)
@@ -115,70 +114,6 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
-def _check_numbers(output: str, values: Any) -> list[float]:
-    if isinstance(values, (int, float)) and not isinstance(values, bool):
-        values = [values]
-    if not isinstance(values, (list, tuple)) and not hasattr(values, "tolist"):
-        raise ProbeError(f"output `{output}` is {type(values).__name__}, expected a list of numbers")
-    if hasattr(values, "tolist"):
-        values = values.tolist()
-        if not isinstance(values, list):  # a numpy/MLX scalar or 0-d array
-            values = [values]
-    numbers: list[float] = []
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ProbeError(f"output `{output}` holds {type(value).__name__} {value!r}, expected numbers")
-        if not math.isfinite(value):
-            raise ProbeError(f"output `{output}` holds a non-finite value ({value})")
-        numbers.append(float(value))
-    return numbers
-
-
-class _Sampler:
-    """Collects samples per decision group across sequential looks."""
-
-    def __init__(self, claim: Claim, probe: RegisteredProbe, params: dict[str, Any], ctx: ProbeContext) -> None:
-        self.claim, self.probe, self.params, self.ctx = claim, probe, params, ctx
-        check = claim.check
-        if check.over:
-            self.levels = [(f"{check.over}={value}", {**params, check.over: value}) for value in params[check.over]]
-        else:
-            self.levels = [("", params)]
-        if check.outputs:
-            self.outputs = list(check.outputs)
-        else:
-            self.outputs = [name for name in (check.output, check.reference) if name]
-        self.data: dict[str, dict[str, list[float]]] = {label: {} for label, _ in self.levels}
-
-    def draw(self, n: int, look: int) -> None:
-        for label, params in self.levels:
-            self.ctx.n, self.ctx.look = n, look
-            result = self.probe(self.ctx, **params)
-            if not isinstance(result, Mapping):
-                raise ProbeError(f"probe returned {type(result).__name__}, expected a mapping of output -> samples")
-            for name in self.outputs:
-                if name not in result:
-                    raise ProbeError(f"probe returned no output `{name}` (it gave: {', '.join(map(str, result)) or 'nothing'})")
-            store = self.data[label]
-            for name, values in result.items():
-                store.setdefault(str(name), []).extend(_check_numbers(str(name), values))
-
-    def count(self) -> int:
-        return min((len(self.data[label].get(name, [])) for label, _ in self.levels for name in self.outputs), default=0)
-
-    def groups(self) -> Groups:
-        if self.claim.check.over:
-            name = self.outputs[0]
-            return [(label, self.data[label].get(name, [])) for label, _ in self.levels]
-        only = self.data[""]
-        return [(name, only.get(name, [])) for name in self.outputs]
-
-    def samples(self) -> dict[str, list[float]]:
-        if not self.claim.check.over:
-            return dict(self.data[""])
-        return {f"{name}@{label}": values for label, outputs in self.data.items() for name, values in outputs.items()}
-
-
 def run_claim_item(
     claim: Claim,
     item_id: str,
@@ -194,7 +129,7 @@ def run_claim_item(
     seed = item_seed(options.seed, item_id)
     ctx = ProbeContext(seed=seed, rng=random.Random(seed), fresh=options.fresh, cache_dir=options.cache_dir,
                        progress=options.progress)
-    sampler = _Sampler(claim, probe, params, ctx)
+    sampler = Sampler(claim, probe, params, ctx)
 
     def finish(verdict: Verdict, reason: str, decision: Decision | None = None) -> ItemResult:
         end = time.time()
@@ -227,7 +162,7 @@ def _timestamp(seconds: float) -> str:
     return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: _Sampler, alpha: float,
+def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: Sampler, alpha: float,
                         options: RunOptions, deadline: float) -> Decision | None:
     if probe.deterministic:
         sampler.draw(1, 0)
@@ -235,7 +170,7 @@ def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: _Sampler,
     return _sequential(claim, sampler, alpha, options, deadline)
 
 
-def _sequential(claim: Claim, sampler: _Sampler, alpha: float, options: RunOptions, deadline: float) -> Decision:
+def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOptions, deadline: float) -> Decision:
     """Draw in looks until the rule decides, the plan ends or the time budget runs out."""
     budget = claim.budget
     scale = options.budget_scale

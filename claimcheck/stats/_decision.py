@@ -44,6 +44,8 @@ class Decision:
         reason: one readable line that explains the verdict.
         pvalue: p-value of the test whose rejection means REFUTED (``verdict`` is REFUTED exactly
             when ``pvalue <= alpha``); suite-level multiplicity adjusts this number.
+        hold_pvalue: p-value of the test whose rejection means HOLDS (``verdict`` is HOLDS only
+            when ``hold_pvalue <= alpha``); the family adjusts holds with it too.
         alpha: error rate the decision was taken at.
         mde: smallest departure from the claim's threshold/margin this run detects with 80% power,
             in the statistic's units (``None`` for deterministic rules).
@@ -63,6 +65,7 @@ class Decision:
     alpha: float
     mde: float | None = None
     estimate_label: str = ""
+    hold_pvalue: float = 1.0
     details: dict[str, Any] = field(default_factory=dict)
     _interval_at: Callable[[float], tuple[float, float]] | None = field(
         default=None, repr=False, compare=False
@@ -101,7 +104,7 @@ class Decision:
             low=number("low", -math.inf), high=number("high", math.inf),
             confidence_level=number("confidence_level", math.nan), n=int(record.get("n") or 0),
             verdict=Verdict(record.get("verdict", Verdict.INCONCLUSIVE.value)), reason=str(record.get("reason", "")),
-            pvalue=number("pvalue", 1.0), alpha=number("alpha", 0.05),
+            pvalue=number("pvalue", 1.0), alpha=number("alpha", 0.05), hold_pvalue=number("hold_pvalue", 1.0),
             mde=record["mde"] if isinstance(record.get("mde"), (int, float)) else None,
             estimate_label=str(record.get("estimate_label") or ""), details=dict(record.get("details") or {}),
         )
