@@ -14,9 +14,12 @@ import json
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from claimcheck.errors import ClaimcheckError
+
+if TYPE_CHECKING:
+    from claimcheck.store import StoredResult
 
 OK, FAILED, USAGE = 0, 1, 2
 DISPATCH = {"docs": "claimcheck.docs_gate", "extract": "claimcheck.extract"}
@@ -66,8 +69,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
         return _fail(f"{args.store}: no evidence store there")
     with EvidenceStore(args.store) as store:
         for run in store.runs(args.machine_class):
-            print(f"{run['run_id']}  {run['effective_status']:<10}  {run['started']}  {run['machine_class']}"
-                  f"  {run['result_count']} items")
+            print(f"{run.run_id}  {run.effective_status:<10}  {run.started}  {run.machine_class}"
+                  f"  {run.result_count} items")
     return OK
 
 
@@ -83,7 +86,7 @@ def _this_machine_class(explicit: str | None) -> tuple[str | None, str]:
         return None, f"unknown ({' '.join(str(error).split()) or type(error).__name__})"
 
 
-def history_lines(rows: list[dict[str, Any]], this_class: str | None) -> list[str]:
+def history_lines(rows: Sequence[StoredResult], this_class: str | None) -> list[str]:
     """History grouped by machine class, this machine's first.
 
     Changes are marked only between runs of the same class; a figure from
@@ -91,8 +94,8 @@ def history_lines(rows: list[dict[str, Any]], this_class: str | None) -> list[st
     """
     from claimcheck.report import text
 
-    classes = sorted({r["machine_class"] for r in rows}, key=lambda c: (c != this_class, c))
-    item_width = max(len(r["item_id"]) for r in rows)
+    classes = sorted({r.machine_class for r in rows}, key=lambda c: (c != this_class, c))
+    item_width = max(len(r.item_id) for r in rows)
     lines: list[str] = []
     for machine_class in classes:
         if this_class is None:
@@ -102,21 +105,22 @@ def history_lines(rows: list[dict[str, Any]], this_class: str | None) -> list[st
         else:
             label = f"{machine_class} (other machine class: measured elsewhere, not comparable with this machine)"
         lines.append(label)
-        last: dict[str, dict[str, Any]] = {}
-        for row in (r for r in rows if r["machine_class"] == machine_class):
+        last: dict[str, StoredResult] = {}
+        for row in (r for r in rows if r.machine_class == machine_class):
             marks = []
-            before = last.get(row["item_id"])
+            before = last.get(row.item_id)
             if before is not None:
-                if before["verdict"] != row["verdict"]:
-                    marks.append(f"verdict was {before['verdict']}")
-                stat, low, high = row["statistic"], before["low"], before["high"]
-                if None not in (stat, low, high) and not low <= stat <= high:
+                if before.verdict is not row.verdict:
+                    marks.append(f"verdict was {before.verdict.value}")
+                stat = text.statistic(row)
+                low, high = (before.decision.low, before.decision.high) if before.decision else (None, None)
+                if stat is not None and low is not None and high is not None and not low <= stat <= high:
                     marks.append("outside previous interval")
-            last[row["item_id"]] = row
-            n = f"n={row['n']}" if row.get("n") is not None else ""
+            last[row.item_id] = row
+            n = f"n={row.decision.n}" if row.decision is not None else ""
             line = (
-                f"  {text.run_date({'started': row['run_started']})}  {row['run_id']}  {row['run_status']:<10}  "
-                f"{row['item_id']:<{item_width}}  {row['verdict']:<14}  {text.figure(row):<24} {n}"
+                f"  {text.run_date(row.run_started)}  {row.run_id}  {row.run_status:<10}  "
+                f"{row.item_id:<{item_width}}  {row.verdict.value:<14}  {text.figure(row):<24} {n}"
                 + (f"  <- {'; '.join(marks)}" if marks else "")
             )
             lines.append(line.rstrip())
@@ -134,9 +138,12 @@ def cmd_history(args: argparse.Namespace) -> int:
         return _fail(f"history: no results for claim `{args.claim_id}` in {args.store}")
     this_class, how = _this_machine_class(args.machine_class)
     if args.json:
-        for row in rows:
-            row["this_machine_class"] = row["machine_class"] == this_class if this_class else None
-        print(json.dumps({"claim_id": args.claim_id, "this_machine_class": this_class, "rows": rows}, indent=2,
+        from claimcheck.report.corrections import item_json
+
+        found = [dict(item_json(row), run_id=row.run_id, run_started=row.run_started, run_status=row.run_status,
+                      machine_class=row.machine_class,
+                      this_machine_class=row.machine_class == this_class if this_class else None) for row in rows]
+        print(json.dumps({"claim_id": args.claim_id, "this_machine_class": this_class, "rows": found}, indent=2,
                          default=str))
         return OK
     where = f"this machine: {this_class}" if this_class else f"this machine's class {how}"

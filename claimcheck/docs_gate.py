@@ -37,7 +37,6 @@ import argparse
 import dataclasses
 import difflib
 import json
-import math
 import re
 import subprocess
 import sys
@@ -51,6 +50,7 @@ from claimcheck.errors import ClaimError
 from claimcheck.numbers import finite
 from claimcheck.schema import ID_PATTERN
 from claimcheck.numbers import level as confidence_level
+from claimcheck.store import EvidenceStore, StoredResult
 from claimcheck.verdict import Verdict, worst
 from claimcheck.figures import (
     Figure,
@@ -193,14 +193,13 @@ def load_claim_index(paths: Iterable[str | Path]) -> tuple[dict[str, ClaimInfo],
 class Evidence:
     """Latest result items per claim and machine class, read from an evidence store.
 
-    ``store`` is an :class:`claimcheck.store.EvidenceStore` (or anything with ``runs()``,
-    ``latest_run()`` and ``history(claim_id)``), or ``None`` for "nothing measured yet".
+    ``store`` is an evidence store, or ``None`` for "nothing measured yet".
     """
 
-    def __init__(self, store: Any | None, machine_class: str | None = None, *, label: str = "") -> None:
+    def __init__(self, store: EvidenceStore | None, machine_class: str | None = None, *, label: str = "") -> None:
         self.store = store
         self.label = label
-        self._history: dict[str, list[dict[str, Any]]] = {}
+        self._history: dict[str, list[StoredResult]] = {}
         if machine_class is None and store is not None:
             machine_class = _this_machine_class(store)
         self.gating_class = machine_class
@@ -208,24 +207,24 @@ class Evidence:
     def classes(self) -> list[str]:  # noqa: D102
         if self.store is None:
             return []
-        return sorted({run.get("machine_class") or "" for run in self.store.runs()} - {""})
+        return self.store.machine_classes()
 
-    def latest(self, claim_id: str, machine_class: str | None) -> list[dict[str, Any]]:
+    def latest(self, claim_id: str, machine_class: str | None) -> list[StoredResult]:
         """Items of the newest run on ``machine_class`` that has a result for ``claim_id``."""
         if self.store is None or machine_class is None:
             return []
         if claim_id not in self._history:
             self._history[claim_id] = list(self.store.history(claim_id))
-        rows = [row for row in self._history[claim_id] if row.get("machine_class") == machine_class]
+        rows = [row for row in self._history[claim_id] if row.machine_class == machine_class]
         if not rows:
             return []
-        last_run = rows[-1].get("run_id")
-        return [row for row in rows if row.get("run_id") == last_run]
+        last_run = rows[-1].run_id
+        return [row for row in rows if row.run_id == last_run]
 
 
-def claim_verdict(items: Sequence[Mapping[str, Any]]) -> str:
+def claim_verdict(items: Sequence[StoredResult]) -> str:
     """One verdict for a claim's items: the worst of them (``missing`` when there are none)."""
-    chosen = worst(Verdict(item["verdict"]) for item in items if item.get("verdict") in VERDICT_VALUES)
+    chosen = worst(item.verdict for item in items)
     return chosen.value if chosen else "missing"
 
 
@@ -306,21 +305,23 @@ def class_matches(machine_class: str, name: str) -> bool:
 # --------------------------------------------------------------------------- numbers
 
 
-def _item_interval(item: Mapping[str, Any], unit: str | None,
+def _item_interval(item: StoredResult, unit: str | None,
                    fallback_unit: str | None = None) -> tuple[float, float, float | None] | None:
     """``(low, high, estimate)`` of one result item in ``unit``.
 
     An item without a unit is taken to be in ``fallback_unit`` (the claim's), and failing that
-    in ``unit`` itself.
+    in ``unit`` itself. An interval unbounded on both sides stands for its estimate alone.
     """
-    low, high, statistic = item.get("low"), item.get("high"), item.get("statistic")
-    if low is None and high is None:
+    decision = item.decision
+    if decision is None:
+        return None
+    low, high = decision.low, decision.high
+    statistic: float | None = decision.statistic if finite(decision.statistic) else None
+    if not finite(low) and not finite(high):
         if statistic is None:
             return None
         low = high = statistic
-    low = -math.inf if low is None else float(low)
-    high = math.inf if high is None else float(high)
-    source_unit = item.get("unit") or fallback_unit or unit
+    source_unit = item.claim.check.unit or fallback_unit or unit
     try:
         converted = (convert(low, source_unit, unit), convert(high, source_unit, unit))
         estimate = convert(float(statistic), source_unit, unit) if statistic is not None else None
@@ -329,7 +330,7 @@ def _item_interval(item: Mapping[str, Any], unit: str | None,
     return min(converted), max(converted), estimate
 
 
-def _families_of_claim(claim: ClaimInfo, items: Sequence[Mapping[str, Any]]) -> set[str]:
+def _families_of_claim(claim: ClaimInfo, items: Sequence[StoredResult]) -> set[str]:
     """Unit families the claim measures, limited to those its source figure quotes."""
     measured_unit = _measured_unit(claim, items)
     source = {f.family for f in parse_figures(claim.figure)}
@@ -344,11 +345,11 @@ def _families_of_claim(claim: ClaimInfo, items: Sequence[Mapping[str, Any]]) -> 
     return {f for f in source if f not in ("count", "number")}
 
 
-def _measured_unit(claim: ClaimInfo, items: Sequence[Mapping[str, Any]]) -> str | None:
-    return next((item.get("unit") for item in items if item.get("unit")), None) or claim.unit
+def _measured_unit(claim: ClaimInfo, items: Sequence[StoredResult]) -> str | None:
+    return next((item.claim.check.unit for item in items if item.claim.check.unit), None) or claim.unit
 
 
-def _compare_unit(figure: Figure, claim: ClaimInfo, items: Sequence[Mapping[str, Any]]) -> str | None:
+def _compare_unit(figure: Figure, claim: ClaimInfo, items: Sequence[StoredResult]) -> str | None:
     """The unit a figure and the measurement are compared in: the figure's own where it has one."""
     measured = _measured_unit(claim, items)
     if figure.kind == "count":
@@ -358,7 +359,7 @@ def _compare_unit(figure: Figure, claim: ClaimInfo, items: Sequence[Mapping[str,
     return figure.unit
 
 
-def _agrees(figure: Figure, items: Sequence[Mapping[str, Any]], claim: ClaimInfo) -> bool | None:
+def _agrees(figure: Figure, items: Sequence[StoredResult], claim: ClaimInfo) -> bool | None:
     """``True``/``False`` when the figure can be compared with the items, ``None`` when it cannot."""
     unit = _compare_unit(figure, claim, items)
     try:
@@ -380,7 +381,7 @@ def _agrees(figure: Figure, items: Sequence[Mapping[str, Any]], claim: ClaimInfo
     return any(quoted[0] <= iv[1] and iv[0] <= quoted[1] for iv in intervals)
 
 
-def _measured_text(figure: Figure, items: Sequence[Mapping[str, Any]], claim: ClaimInfo, machine_class: str) -> str:
+def _measured_text(figure: Figure, items: Sequence[StoredResult], claim: ClaimInfo, machine_class: str) -> str:
     unit = _compare_unit(figure, claim, items)
     parts = []
     for item in items:
@@ -388,9 +389,9 @@ def _measured_text(figure: Figure, items: Sequence[Mapping[str, Any]], claim: Cl
         if interval is None:
             continue
         low, high, estimate = interval
-        level = item.get("confidence_level")
+        level = item.decision.confidence_level if item.decision is not None else None
         level_text = f" ({confidence_level(level)} interval)" if finite(level) else ""
-        params = item.get("params") or {}
+        params = item.params
         where = f" at {', '.join(f'{k}={v}' for k, v in params.items())}" if params and len(items) > 1 else ""
         head = format_value(estimate, unit) + " " if estimate is not None else ""
         parts.append(f"{head}[{format_value(low, unit)}, {format_value(high, unit)}]{level_text}{where}")
@@ -651,15 +652,14 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
     return problems
 
 
-def _verdict_message(claim: ClaimInfo, verdict: str, items: Sequence[Mapping[str, Any]], machine: str,
+def _verdict_message(claim: ClaimInfo, verdict: str, items: Sequence[StoredResult], machine: str,
                      evidence: Evidence, reports_dir: str | Path | None) -> str:
     if verdict == "missing":
         if evidence.store is None:
             where = f" at {evidence.label}" if evidence.label else ""
             return f"claim `{claim.id}` has no result on {machine} (no evidence store{where})"
         return f"claim `{claim.id}` has no result on {machine}; run it before a doc cites it"
-    reason = next((" ".join(str(i.get("reason")).split()) for i in items
-                   if i.get("verdict") == verdict and i.get("reason")), "")
+    reason = next((" ".join(i.reason.split()) for i in items if i.verdict.value == verdict and i.reason), "")
     message = f"claim `{claim.id}` is {verdict} on {machine}" + (f": {reason}" if reason else "")
     suggestion = suggested_sentence(reports_dir, claim.id, verdict)
     if suggestion:
@@ -753,7 +753,7 @@ if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
 
 
-def _this_machine_class(store: Any) -> str | None:
+def _this_machine_class(store: EvidenceStore) -> str | None:
     """The gating class by default: this machine's, when the store has a run of it.
 
     Stores merge in other machines' profiles (a GPU run, a CI matrix), so "the
@@ -766,7 +766,7 @@ def _this_machine_class(store: Any) -> str | None:
         mine = machine_class()
     except Exception:  # noqa: BLE001 - no MLX here: gate on what the store has
         mine = None
-    if mine and any(run.get("machine_class") == mine for run in store.runs(mine)):
+    if mine and store.runs(mine, limit=1):
         return mine
     latest = store.latest_run()
-    return (latest or {}).get("machine_class") or None
+    return latest.machine_class if latest is not None and latest.machine_class else None

@@ -93,11 +93,11 @@ def latest_verdicts(store: EvidenceStore, run_id: str | None, claim_ids: Iterabl
     klass = machine_class(fingerprint())
     found: dict[str, Verdict] = {}
     for run in store.runs(klass):
-        if run["run_id"] == run_id:
+        if run.run_id == run_id:
             continue
-        for result in store.results(run["run_id"]):
-            if result["claim_id"] in wanted and result["claim_id"] not in found:
-                found[result["claim_id"]] = Verdict(result["verdict"])
+        for result in store.results(run.run_id):
+            if result.claim_id in wanted and result.claim_id not in found:
+                found[result.claim_id] = result.verdict
         if wanted <= set(found):
             break
     return found

@@ -95,7 +95,7 @@ def test_merge_from_two_machines_then_again(tmp_path, capsys) -> None:
     assert cli.main(["merge", str(dest), str(a), str(b)]) == 0
     assert "0 run(s) added, 0 finalised, 0 item(s) added, 2 already there" in capsys.readouterr().out
     with EvidenceStore(dest) as store:
-        assert {r["run_id"] for r in store.runs()} == {run_a, run_b}
+        assert {r.run_id for r in store.runs()} == {run_a, run_b}
     assert cli.main(["runs", "--store", str(dest)]) == 0
     assert capsys.readouterr().out.count("complete") == 2
 

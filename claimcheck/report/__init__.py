@@ -99,7 +99,7 @@ def build_reports(
     from claimcheck.report import html, index
 
     result = ReportResult(
-        run_id=report.run["run_id"],
+        run_id=report.run.run_id,
         out_dir=out,
         index_md=out / "index.md",
         index_html=out / "index.html",

@@ -7,27 +7,25 @@ picture answers one question: what else does this refutation knock out?
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from claimcheck.verdict import FAILED_PREMISE, SEVERITY
 from claimcheck.report.canvas import COLOURS, new_figure, png_bytes
+from claimcheck.store import StoredResult
+from claimcheck.verdict import FAILED_PREMISE, Verdict, worst
 
 FAILED = {verdict.value for verdict in FAILED_PREMISE}
 
 
-def claim_graph(items: Sequence[Mapping[str, Any]]) -> tuple[dict[str, str], list[tuple[str, str]]]:
+def claim_graph(items: Sequence[StoredResult]) -> tuple[dict[str, str], list[tuple[str, str]]]:
     """Claim verdicts (worst item wins) and premise -> dependant edges among claims in the run."""
-    order = [verdict.value for verdict in SEVERITY]
     verdicts: dict[str, str] = {}
     edges: set[tuple[str, str]] = set()
     for item in items:
-        claim_id = item["claim_id"]
-        verdict = item.get("verdict", "holds")
-        current = verdicts.get(claim_id)
-        if current is None or order.index(verdict) < order.index(current):
-            verdicts[claim_id] = verdict
-        for premise in (item.get("claim") or {}).get("depends_on", []) or []:
-            edges.add((premise, claim_id))
+        chosen = worst([item.verdict] + ([Verdict(verdicts[item.claim_id])] if item.claim_id in verdicts else []))
+        assert chosen is not None
+        verdicts[item.claim_id] = chosen.value
+        for premise in item.claim.depends_on:
+            edges.add((premise, item.claim_id))
     edges = {(a, b) for a, b in edges if a in verdicts and b in verdicts}
     return verdicts, sorted(edges)
 
@@ -63,7 +61,7 @@ def layers(nodes: set[str], edges: Sequence[tuple[str, str]]) -> dict[str, int]:
     return depth
 
 
-def cascade(items: Sequence[Mapping[str, Any]]) -> bytes | None:
+def cascade(items: Sequence[StoredResult]) -> bytes | None:
     """PNG of the failing parts of the dependency graph, or None when nothing cascades."""
     verdicts, edges = claim_graph(items)
     nodes = failing_components(verdicts, edges)

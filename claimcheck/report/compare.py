@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 from claimcheck.report import text
-from claimcheck.store import EvidenceStore
+from claimcheck.store import EvidenceStore, StoredResult
 
 
 @dataclass
@@ -22,7 +22,7 @@ class Comparison:
 
     classes: list[str] = field(default_factory=list)
     runs: dict[str, str] = field(default_factory=dict)
-    rows: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)  # item -> class -> result
+    rows: dict[str, dict[str, StoredResult]] = field(default_factory=dict)  # item -> class -> result
     figures: dict[str, str] = field(default_factory=dict)  # item -> the source doc's figure
 
 
@@ -32,23 +32,22 @@ def gather(stores: Iterable[EvidenceStore]) -> Comparison:
     latest: dict[str, tuple[str, EvidenceStore, str]] = {}
     for store in stores:
         for run in store.runs():
-            klass = run.get("machine_class") or "?"
-            if run.get("effective_status", run.get("status")) == "running":
+            klass = run.machine_class or "?"
+            if run.effective_status == "running":
                 continue
-            if klass not in latest or run["started"] > latest[klass][0]:
-                latest[klass] = (run["started"], store, run["run_id"])
+            if klass not in latest or run.started > latest[klass][0]:
+                latest[klass] = (run.started, store, run.run_id)
     for klass in sorted(latest):
         _, store, run_id = latest[klass]
         comparison.classes.append(klass)
         comparison.runs[klass] = run_id
         for result in store.results(run_id):
-            claim = result.get("claim") or {}
-            if (claim.get("scope") or {}).get("kind") != "portable":
+            if result.claim.scope.kind != "portable":
                 continue
-            if ((result.get("decision") or {}).get("details") or {}).get("deterministic"):
+            if result.result.deterministic:
                 continue  # arithmetic: identical on every machine by construction
-            comparison.rows.setdefault(result["item_id"], {})[klass] = result
-            comparison.figures[result["item_id"]] = (claim.get("source") or {}).get("figure", "")
+            comparison.rows.setdefault(result.item_id, {})[klass] = result
+            comparison.figures[result.item_id] = result.claim.source.figure
     return comparison
 
 
@@ -60,7 +59,7 @@ def markdown(comparison: Comparison) -> str:
         cells = [f"`{item}`", text.one_line(comparison.figures.get(item, ""))[:90]]
         for klass in comparison.classes:
             result = comparison.rows[item].get(klass)
-            cells.append(f"**{result['verdict']}** {text.measured(result)}" if result else "—")
+            cells.append(f"**{result.verdict.value}** {text.measured(result)}" if result else "—")
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     runs = "; ".join(f"`{k}`: run {r}" for k, r in comparison.runs.items())
     return "\n".join(["# Portable claims across machines", "", f"Latest run per machine class: {runs}.", "",
@@ -82,10 +81,11 @@ def plot(comparison: Comparison) -> bytes | None:
     for x, klass in enumerate(comparison.classes):
         for y, item in enumerate(items):
             result = comparison.rows[item].get(klass)
-            verdict = result["verdict"] if result else "not-applicable"
+            verdict = result.verdict.value if result else "not-applicable"
             ax.add_patch(Rectangle(
                 (x, y), 0.95, 0.9, color=COLOURS.get(verdict, "#9e9e9e"), alpha=0.55))
-            label = verdict if not result or result.get("statistic") is None else f"{verdict} {result['statistic']:.3g}"
+            estimate = text.statistic(result) if result else None
+            label = verdict if estimate is None else f"{verdict} {estimate:.3g}"
             ax.text(x + 0.47, y + 0.45, label, ha="center", va="center", fontsize=6.5)
     ax.set_xlim(0, len(comparison.classes))
     ax.set_ylim(len(items), 0)

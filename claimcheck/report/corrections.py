@@ -6,17 +6,22 @@ refused so a crafted id can never write outside the report folder.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from claimcheck.claim import Claim
 from claimcheck.errors import ClaimcheckError
 from claimcheck.report import text
-from claimcheck.schema import ID_PATTERN
 from claimcheck.report.model import ClaimItems, RunReport
+from claimcheck.schema import ID_PATTERN
+from claimcheck.store import StoredResult, StoredRun
+from claimcheck.verdict import Verdict
 
 SLUG = re.compile(ID_PATTERN)
 FOLDERS = {"refuted": "corrections", "inconclusive": "inconclusive"}
@@ -63,112 +68,147 @@ def display_path(path: str) -> str:
         return str(path)
 
 
-def link(claim_id: str, verdict: str) -> str | None:
+def link(claim_id: str, verdict: Verdict) -> str | None:
     """Relative link from the index to a claim's correction or note, if it gets one."""
-    folder = FOLDERS.get(verdict)
+    folder = FOLDERS.get(verdict.value)
     if folder is None or not SLUG.match(str(claim_id)):
         return None
     return f"{folder}/{claim_id}.md"
 
 
-def _item_json(item: dict[str, Any]) -> dict[str, Any]:
-    keys = ("item_id", "params", "verdict", "raw_verdict", "adjusted_verdict", "reason", "statistic", "low",
-            "high", "confidence_level", "n", "rule", "alpha", "pvalue", "adjusted_pvalue", "mde", "unit", "estimate_label", "probe",
-            "duration_s", "started", "finished")
-    data = {key: item.get(key) for key in keys}
-    data["measured"] = text.measured(item)
-    data["computed"] = text.is_computed(item)
-    data["why"] = text.why(item)
-    data["info"] = item.get("info") or {}
+@dataclass(frozen=True)
+class Correction:
+    """A correction for a refuted claim, or a note for an inconclusive one, with the evidence behind it.
+
+    Attributes:
+        kind: ``correction`` (refuted) or ``inconclusive``.
+        claim: the claim as the run recorded it.
+        claimed: the claimed band in words.
+        items: the claim's items with this verdict.
+        stands: what of the claim still stands.
+        replacement: the suggested dated banner for the doc.
+    """
+
+    kind: str
+    claim: Claim
+    claimed: str
+    run: StoredRun
+    items: tuple[StoredResult, ...]
+    stands: tuple[str, ...]
+    replacement: str
+
+    @property
+    def claim_id(self) -> str:
+        return self.claim.id
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``.json`` file's content (for tools; the markdown is for people)."""
+        claim, run = self.claim, self.run
+        return {
+            "kind": self.kind,
+            "claim_id": claim.id,
+            "claim": {
+                "title": claim.title, "statement": claim.statement, "source": dataclasses.asdict(claim.source),
+                "scope": dataclasses.asdict(claim.scope), "check": claim.check.to_record(),
+                "path": display_path(claim.path) if claim.path else None, "line": claim.line,
+                "content_hash": claim.content_hash,
+            },
+            "claimed": self.claimed,
+            "run": {
+                "run_id": run.run_id, "started": run.started, "status": run.effective_status,
+                "machine_class": run.machine_class, "machine": dict(run.machine),
+                "suite_commit": run.suite_commit, "claims_commit": run.claims_commit,
+            },
+            "items": [item_json(item) for item in self.items],
+            "stands": list(self.stands),
+            "replacement": self.replacement,
+        }
+
+
+def item_json(item: StoredResult) -> dict[str, Any]:
+    """One item's figures and verdict path in JSON form (the index and the correction files share it)."""
+    result = item.result
+    decision = result.decision
+    numbers = decision.to_dict() if decision is not None else {}
+    family = result.adjustment("family")
+    data = {key: numbers.get(key) for key in ("statistic", "low", "high", "confidence_level", "n", "alpha", "pvalue",
+                                               "mde", "estimate_label")}
+    data.update(
+        item_id=item.item_id, claim_id=item.claim_id, params=dict(item.params), verdict=item.verdict.value,
+        raw_verdict=result.raw_verdict.value, reason=item.reason, rule=decision.rule if decision else result.claim.check.rule,
+        unit=text.unit(item), adjusted_pvalue=family.adjusted_pvalue if family else None,
+        adjustments=[a.to_record() for a in result.adjustments], verdict_path=text.verdict_steps(item),
+        measured=text.measured(item), computed=text.is_computed(item), why=text.why(item), info=dict(result.info),
+        probe=result.claim.probe.name or None, duration_s=result.duration_s,
+        started=result.started, finished=result.finished,
+    )
     return data
 
 
-def correction(report: RunReport, group: ClaimItems, verdict: str) -> dict[str, Any]:
-    """The JSON form of a correction (or inconclusive note) for one claim."""
+def correction(report: RunReport, group: ClaimItems, verdict: Verdict) -> Correction:
+    """The correction (or inconclusive note) for one claim."""
     claim = report.claims.get(group.claim_id) or group.claim
-    run = report.run
-    stands = report.stands(group.claim_id, verdict)
-    return {
-        "kind": "correction" if verdict == "refuted" else "inconclusive",
-        "claim_id": group.claim_id,
-        "claim": {
-            "title": claim.get("title"),
-            "statement": claim.get("statement"),
-            "source": claim.get("source") or {},
-            "scope": claim.get("scope") or {},
-            "check": claim.get("check") or {},
-            "path": display_path(claim["path"]) if claim.get("path") else None,
-            "line": claim.get("line"),
-            "content_hash": claim.get("content_hash"),
-        },
-        "claimed": text.claimed(group.items[0]).text,
-        "run": {
-            "run_id": run["run_id"],
-            "started": run.get("started"),
-            "status": run.get("effective_status"),
-            "machine_class": run.get("machine_class"),
-            "machine": run.get("machine") or {},
-            "suite_commit": run.get("suite_commit"),
-            "claims_commit": run.get("claims_commit"),
-        },
-        "items": [_item_json(item) for item in group.items],
-        "stands": stands,
-        "replacement": text.banner(kind=verdict, run=run, items=group.items, stands=stands),
-    }
+    stands = tuple(report.stands(group.claim_id, verdict))
+    return Correction(
+        kind="correction" if verdict is Verdict.REFUTED else "inconclusive", claim=claim,
+        claimed=text.claimed(group.items[0]).text, run=report.run, items=tuple(group.items), stands=stands,
+        replacement=text.banner(kind=verdict.value, run=report.run, items=group.items, stands=stands),
+    )
 
 
-def markdown(data: dict[str, Any]) -> str:
-    """The markdown form of :func:`correction`'s output."""
-    claim, run = data["claim"], data["run"]
+def markdown(data: Correction) -> str:
+    """The markdown form of a correction."""
+    claim, run = data.claim, data.run
     md = text_md
-    heading = "Correction" if data["kind"] == "correction" else "Inconclusive"
+    heading = "Correction" if data.kind == "correction" else "Inconclusive"
     lines = [
-        f"# {heading}: {md(claim.get('title') or data['claim_id'])}",
+        f"# {heading}: {md(claim.title or data.claim_id)}",
         "",
-        f"Claim `{data['claim_id']}`" + (f" ({md(display_path(claim['path']))}:{claim.get('line')})"
-                                         if claim.get("path") else ""),
+        f"Claim `{data.claim_id}`" + (f" ({md(display_path(claim.path))}:{claim.line})" if claim.path else ""),
         "",
         "## Suggested replacement",
         "",
-        md(data["replacement"], blockquote=True),
+        md(data.replacement, blockquote=True),
         "",
         "## The claim as stated",
         "",
-        f"> {md(claim.get('statement') or '')}",
+        f"> {md(claim.statement)}",
         "",
-        f"- Source: {md(text.source_text(claim.get('source')))}",
-        f"- Claimed: {md(data['claimed'])}",
-        f"- Scope: {md(text.scope_text(claim.get('scope')))}",
+        f"- Source: {md(text.source_text(claim.source))}",
+        f"- Claimed: {md(data.claimed)}",
+        f"- Scope: {md(text.scope_text(claim.scope))}",
         "",
         "## What was measured",
         "",
     ]
-    for item in data["items"]:
+    for item in data.items:
+        decision = item.decision
+        rule = decision.rule if decision else claim.check.rule
         lines += [
-            f"### {md(item['item_id'])} — {item['verdict']}",
+            f"### {md(item.item_id)} — {item.verdict.value}",
             "",
-            f"- Estimate: {md(item['measured'])}",
-            f"- Rule: `{item.get('rule')}`, computed from the params (no sampling)" if item["computed"] else
-            f"- Rule: `{item.get('rule')}`, α={text.number(item.get('alpha'))}, p={text.number(item.get('pvalue'))},"
-            f" MDE={text.number(item.get('mde'))}",
+            f"- Estimate: {md(text.measured(item))}",
+            f"- Rule: `{rule}`, computed from the params (no sampling)" if text.is_computed(item) else
+            f"- Rule: `{rule}`, α={text.number(decision.alpha if decision else None)}, "
+            f"p={text.number(decision.pvalue if decision else None)}, MDE={text.number(decision.mde if decision else None)}",
             f"- Verdict, raw → final: {md(text.verdict_steps(item))}",
-            f"- Params: {md(text.params_label(item.get('params')) or '—')}",
+            f"- Params: {md(text.params_label(item.params) or '—')}",
         ]
-        model = text.model_text(item.get("info"))
+        model = text.model_text(item.result.info)
         if model:
             lines.append(f"- Model: {md(model)}")
-        lines += [f"- Why: {md(item['why'])}", ""]
+        lines += [f"- Why: {md(text.why(item))}", ""]
     lines += [
         "## Where",
         "",
-        f"- Run `{run['run_id']}` ({run.get('status')}), started {md(str(run.get('started')))}",
-        f"- Machine class: {md(str(run.get('machine_class')))}",
-        f"- Machine: {md(text.machine_text(run.get('machine')))}",
-        f"- Suite commit: {md(str(run.get('suite_commit')))}; claims commit: {md(str(run.get('claims_commit')))}",
+        f"- Run `{run.run_id}` ({run.effective_status}), started {md(run.started)}",
+        f"- Machine class: {md(run.machine_class)}",
+        f"- Machine: {md(text.machine_text(run.machine))}",
+        f"- Suite commit: {md(str(run.suite_commit))}; claims commit: {md(str(run.claims_commit))}",
         "",
     ]
-    if data["stands"]:
-        lines += ["## What stands", ""] + [f"- {md(s)}" for s in data["stands"]] + [""]
+    if data.stands:
+        lines += ["## What stands", ""] + [f"- {md(s)}" for s in data.stands] + [""]
     return "\n".join(lines)
 
 
@@ -188,12 +228,13 @@ def text_md(value: Any, *, blockquote: bool = False) -> str:
     return out
 
 
-def write_all(report: RunReport, out_dir: Path) -> tuple[dict[str, dict[str, Any]], list[Path]]:
-    """Write every correction and inconclusive note; returns them by ``(verdict)`` → claim id, and the files."""
+def write_all(report: RunReport, out_dir: Path) -> tuple[list[Correction], list[Path]]:
+    """Write every correction and inconclusive note; returns them and the files written."""
     written: list[Path] = []
-    made: dict[str, dict[str, Any]] = {}
-    for verdict, folder_name in FOLDERS.items():
+    made: list[Correction] = []
+    for verdict_name, folder_name in FOLDERS.items():
         folder = out_dir / folder_name
+        verdict = Verdict(verdict_name)
         for group in report.with_verdict(verdict):
             try:
                 md_path = report_path(folder, group.claim_id, ".md")
@@ -202,9 +243,9 @@ def write_all(report: RunReport, out_dir: Path) -> tuple[dict[str, dict[str, Any
                 report.warnings.append(str(error))
                 continue
             data = correction(report, group, verdict)
-            write_text(json_path, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+            write_text(json_path, json.dumps(data.to_json(), indent=2, ensure_ascii=False, sort_keys=True) + "\n")
             write_text(md_path, markdown(data))
-            made[f"{verdict}:{group.claim_id}"] = data
+            made.append(data)
             written += [md_path, json_path]
     return made, written
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import base64
 import html
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from claimcheck.report import text
 from claimcheck.report.canvas import COLOURS
+from claimcheck.report.corrections import Correction
 from claimcheck.report.index import (
     claims_without_items,
     drift_heading,
@@ -21,6 +22,7 @@ from claimcheck.report.index import (
 )
 from claimcheck.report.model import VERDICT_ORDER, RunReport
 from claimcheck.report.plots import Plot
+from claimcheck.verdict import Verdict
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:2rem auto;max-width:1200px;
@@ -68,8 +70,7 @@ def _anchor(kind: str, claim_id: str) -> str:
     return f"{kind}-{claim_id}"
 
 
-def page(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: Plot | None,
-         plots: Sequence[Plot]) -> str:
+def page(report: RunReport, made: Sequence[Correction], forest: Plot | None, plots: Sequence[Plot]) -> str:
     """The complete HTML document."""
     run = report.run
     counts = report.counts
@@ -79,9 +80,9 @@ def page(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: Plot 
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
         "style-src 'unsafe-inline'\">",
-        f"<title>claimcheck report — run {e(run['run_id'])}</title>",
+        f"<title>claimcheck report — run {e(run.run_id)}</title>",
         f"<style>{STYLE}</style></head><body>",
-        f"<h1>claimcheck report — run <code>{e(run['run_id'])}</code></h1>",
+        f"<h1>claimcheck report — run <code>{e(run.run_id)}</code></h1>",
         '<dl class="run">',
     ]
     out += [f"<dt>{e(label)}</dt><dd>{e(value)}</dd>" for label, value in run_lines(report)]
@@ -90,34 +91,37 @@ def page(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: Plot 
     out += [f'<tr><th>total</th><th class="num">{len(report.items)}</th></tr></table>']
 
     for kind, heading, css in (("correction", "Corrections", ""), ("inconclusive", "Inconclusive", "note")):
-        chosen = [d for d in made.values() if d["kind"] == kind]
+        chosen = [d for d in made if d.kind == kind]
         if not chosen:
             continue
         out.append(f'<h2 id="{kind}s">{heading}</h2>')
         for data in chosen:
-            claim = data["claim"]
+            claim = data.claim
             out += [
-                f'<section id="{e(_anchor(kind, data["claim_id"]))}">',
-                f"<h3><code>{e(data['claim_id'])}</code> — {e(claim.get('title'))}</h3>",
-                f'<blockquote class="{css}">{_banner(data["replacement"])}</blockquote>',
-                f"<p><b>Claim as stated:</b> {e(claim.get('statement'))}</p>",
-                f"<p><b>Source:</b> {e(text.source_text(claim.get('source')))} &nbsp; "
-                f"<b>Claimed:</b> {e(data['claimed'])} &nbsp; <b>Scope:</b> {e(text.scope_text(claim.get('scope')))}</p>",
+                f'<section id="{e(_anchor(kind, data.claim_id))}">',
+                f"<h3><code>{e(data.claim_id)}</code> — {e(claim.title)}</h3>",
+                f'<blockquote class="{css}">{_banner(data.replacement)}</blockquote>',
+                f"<p><b>Claim as stated:</b> {e(claim.statement)}</p>",
+                f"<p><b>Source:</b> {e(text.source_text(claim.source))} &nbsp; "
+                f"<b>Claimed:</b> {e(data.claimed)} &nbsp; <b>Scope:</b> {e(text.scope_text(claim.scope))}</p>",
                 "<ul>",
             ]
-            for item in data["items"]:
-                model = text.model_text(item.get("info"))
-                how = (" computed from the params (no sampling)" if item.get("computed") else
-                       f" α={e(text.number(item.get('alpha')))}, MDE={e(text.number(item.get('mde')))}")
+            for item in data.items:
+                model = text.model_text(item.result.info)
+                decision = item.decision
+                how = (" computed from the params (no sampling)" if text.is_computed(item) else
+                       f" α={e(text.number(decision.alpha if decision else None))}, "
+                       f"MDE={e(text.number(decision.mde if decision else None))}")
+                rule = decision.rule if decision else claim.check.rule
                 out.append(
-                    f"<li><code>{e(item['item_id'])}</code> {badge(item['verdict'])} measured {e(item['measured'])};"
-                    f" rule <code>{e(item.get('rule'))}</code>,{how}"
+                    f"<li><code>{e(item.item_id)}</code> {badge(item.verdict.value)} measured {e(text.measured(item))};"
+                    f" rule <code>{e(rule)}</code>,{how}"
                     + (f"; model {e(model)}" if model else "")
-                    + f"<br><span class=\"muted\">{e(item['why'])}</span></li>"
+                    + f"<br><span class=\"muted\">{e(text.why(item))}</span></li>"
                 )
             out.append("</ul>")
-            if data["stands"]:
-                out.append("<p><b>What stands:</b> " + " ".join(e(s.rstrip(".") + ".") for s in data["stands"]) + "</p>")
+            if data.stands:
+                out.append("<p><b>What stands:</b> " + " ".join(e(s.rstrip(".") + ".") for s in data.stands) + "</p>")
             out.append("</section>")
 
     if forest is not None:
@@ -128,20 +132,24 @@ def page(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: Plot 
         "<table><tr><th>claim item</th><th>verdict</th><th>figure [interval]</th><th>n</th>"
         "<th>raw → adjusted</th><th>MDE</th><th>reason</th><th>report</th></tr>",
     ]
+    written = {(d.kind, d.claim_id) for d in made}
     for item in ordered_items(report):
-        section = {"refuted": "correction", "inconclusive": "inconclusive"}.get(item["verdict"])
+        section = {Verdict.REFUTED: "correction", Verdict.INCONCLUSIVE: "inconclusive"}.get(item.verdict)
         target = ""
-        if section and f"{item['verdict']}:{item['claim_id']}" in made:
-            target = f'<a href="#{e(_anchor(section, item["claim_id"]))}">{"correction" if section == "correction" else "note"}</a>'
+        if section and (section, item.claim_id) in written:
+            target = f'<a href="#{e(_anchor(section, item.claim_id))}">{"correction" if section == "correction" else "note"}</a>'
+        decision = item.decision
         out.append(
-            f"<tr><td><code>{e(item['item_id'])}</code></td><td>{badge(item['verdict'])}</td>"
-            f"<td class=\"fig\">{e(text.figure(item))}</td><td class=\"num\">{e(item.get('n') if item.get('n') is not None else '—')}</td>"
-            f"<td>{e(text.verdict_steps(item))}</td><td class=\"num\">{e(text.number(item.get('mde')))}</td>"
-            f"<td>{e(text.one_line(item.get('reason') or ''))}</td><td>{target}</td></tr>"
+            f"<tr><td><code>{e(item.item_id)}</code></td><td>{badge(item.verdict.value)}</td>"
+            f"<td class=\"fig\">{e(text.figure(item))}</td>"
+            f"<td class=\"num\">{e(decision.n if decision is not None else '—')}</td>"
+            f"<td>{e(text.verdict_steps(item))}</td>"
+            f"<td class=\"num\">{e(text.number(decision.mde if decision is not None else None))}</td>"
+            f"<td>{e(text.one_line(item.reason))}</td><td>{target}</td></tr>"
         )
     out.append("</table>")
 
-    not_applicable = [i for i in report.items if i["verdict"] == "not-applicable"]
+    not_applicable = [i for i in report.items if i.verdict is Verdict.NOT_APPLICABLE]
     if not_applicable:
         out += [
             '<h2 id="not-applicable">Not checked on this machine</h2>',
@@ -149,8 +157,8 @@ def page(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: Plot 
             "<table><tr><th>claim item</th><th>scope</th><th>why not here</th></tr>",
         ]
         out += [
-            f"<tr><td><code>{e(i['item_id'])}</code></td><td>{e(text.scope_text((i.get('claim') or {}).get('scope')))}"
-            f"</td><td>{e(text.one_line(i.get('reason') or ''))}</td></tr>"
+            f"<tr><td><code>{e(i.item_id)}</code></td><td>{e(text.scope_text(i.claim.scope))}"
+            f"</td><td>{e(text.one_line(i.reason))}</td></tr>"
             for i in not_applicable
         ]
         out.append("</table>")

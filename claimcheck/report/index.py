@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping, Sequence
 
 from claimcheck.report import text
-from claimcheck.report.corrections import link, text_md
+from claimcheck.report.corrections import Correction, item_json, link, text_md
 from claimcheck.report.model import VERDICT_ORDER, RunReport
 from claimcheck.report.plots import Plot
+from claimcheck.store import StoredResult
+from claimcheck.verdict import Verdict
 
 
-def ordered_items(report: RunReport) -> list[dict[str, Any]]:
+def ordered_items(report: RunReport) -> list[StoredResult]:
     """Items with the ones needing attention first (refuted, error, inconclusive, ...), else as recorded."""
     rank = {verdict: i for i, verdict in enumerate(VERDICT_ORDER)}
     return [item for _, _, item in sorted(
-        ((rank.get(item["verdict"], len(rank)), index, item) for index, item in enumerate(report.items)),
+        ((rank.get(item.verdict.value, len(rank)), index, item) for index, item in enumerate(report.items)),
         key=lambda t: (t[0], t[1]),
     )]
 
@@ -22,21 +25,21 @@ def ordered_items(report: RunReport) -> list[dict[str, Any]]:
 def run_lines(report: RunReport) -> list[tuple[str, str]]:
     """``(label, value)`` pairs describing the run, shared by markdown and HTML."""
     run = report.run
-    status = run.get("effective_status") or run.get("status")
+    status = run.effective_status
     return [
-        ("Run", str(run["run_id"])),
-        ("Status", str(status) + ("" if status != "incomplete" else " (not every item finished)")),
-        ("Started", str(run.get("started"))),
-        ("Finished", str(run.get("finished") or "—")),
-        ("Machine class", str(run.get("machine_class") or "—")),
-        ("Machine", text.machine_text(run.get("machine")) or "—"),
-        ("Suite commit", str(run.get("suite_commit") or "—")),
-        ("Claims commit", str(run.get("claims_commit") or "—")),
+        ("Run", run.run_id),
+        ("Status", status + ("" if status != "incomplete" else " (not every item finished)")),
+        ("Started", run.started),
+        ("Finished", run.finished or "—"),
+        ("Machine class", run.machine_class or "—"),
+        ("Machine", text.machine_text(run.machine) or "—"),
+        ("Suite commit", run.suite_commit or "—"),
+        ("Claims commit", run.claims_commit or "—"),
     ]
 
 
 def claims_without_items(report: RunReport) -> list[str]:
-    seen = {item["claim_id"] for item in report.items}
+    seen = {item.claim_id for item in report.items}
     return [claim_id for claim_id in report.claims if claim_id not in seen]
 
 
@@ -48,28 +51,27 @@ def drift_heading(report: RunReport) -> str:
     return f"Since run {report.previous_run_id} on the same machine class:"
 
 
-def markdown(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: Plot | None,
-             plots: Sequence[Plot]) -> str:
+def markdown(report: RunReport, made: Sequence[Correction], forest: Plot | None, plots: Sequence[Plot]) -> str:
     """The index page in markdown (images referenced by relative path)."""
     md = text_md
     counts = report.counts
-    lines = [f"# claimcheck report — run {md(report.run['run_id'])}", ""]
+    lines = [f"# claimcheck report — run {md(report.run.run_id)}", ""]
     lines += [f"- **{label}:** {md(value)}" for label, value in run_lines(report)]
     lines += ["", "## Verdicts", "", "| verdict | items |", "|---|---:|"]
     lines += [f"| {verdict} | {counts.get(verdict, 0)} |" for verdict in VERDICT_ORDER]
     lines += [f"| **total** | {len(report.items)} |", ""]
-    corrections = [d for d in made.values() if d["kind"] == "correction"]
-    notes = [d for d in made.values() if d["kind"] == "inconclusive"]
+    corrections = [d for d in made if d.kind == "correction"]
+    notes = [d for d in made if d.kind == "inconclusive"]
     if corrections:
         lines += ["## Corrections", ""]
         for data in corrections:
-            lines += [f"[`{data['claim_id']}`](corrections/{data['claim_id']}.md) — {md(data['claim']['title'])}", "",
-                      md(data["replacement"], blockquote=True), ""]
+            lines += [f"[`{data.claim_id}`](corrections/{data.claim_id}.md) — {md(data.claim.title)}", "",
+                      md(data.replacement, blockquote=True), ""]
     if notes:
         lines += ["## Inconclusive", ""]
         for data in notes:
-            lines += [f"[`{data['claim_id']}`](inconclusive/{data['claim_id']}.md) — {md(data['claim']['title'])}", "",
-                      md(data["replacement"], blockquote=True), ""]
+            lines += [f"[`{data.claim_id}`](inconclusive/{data.claim_id}.md) — {md(data.claim.title)}", "",
+                      md(data.replacement, blockquote=True), ""]
     if forest is not None:
         lines += ["## Forest plot", "", f"![Every decided figure against its claim]({forest.path.name})", ""]
     lines += [
@@ -79,20 +81,21 @@ def markdown(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: P
         "|---|---|---|---:|---|---:|---|---|",
     ]
     for item in ordered_items(report):
-        target = link(item["claim_id"], item["verdict"])
+        target = link(item.claim_id, item.verdict)
+        decision = item.decision
         cells = [
-            md(item["item_id"]),
-            item["verdict"],
+            md(item.item_id),
+            item.verdict.value,
             md(text.figure(item)),
-            str(item["n"]) if item.get("n") is not None else "—",
+            str(decision.n) if decision is not None else "—",
             md(text.verdict_steps(item)),
-            md(text.number(item.get("mde"))),
-            md(item.get("reason") or ""),
-            f"[{'correction' if item['verdict'] == 'refuted' else 'note'}]({target})" if target else "",
+            md(text.number(decision.mde if decision is not None else None)),
+            md(item.reason),
+            f"[{'correction' if item.verdict is Verdict.REFUTED else 'note'}]({target})" if target else "",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    not_applicable = [i for i in report.items if i["verdict"] == "not-applicable"]
+    not_applicable = [i for i in report.items if i.verdict is Verdict.NOT_APPLICABLE]
     if not_applicable:
         lines += [
             "## Not checked on this machine",
@@ -103,8 +106,8 @@ def markdown(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: P
             "|---|---|---|",
         ]
         for item in not_applicable:
-            scope = text.scope_text((item.get("claim") or {}).get("scope"))
-            lines.append(f"| {md(item['item_id'])} | {md(scope)} | {md(item.get('reason') or '')} |")
+            scope = text.scope_text(item.claim.scope)
+            lines.append(f"| {md(item.item_id)} | {md(scope)} | {md(item.reason)} |")
         lines.append("")
     missing = claims_without_items(report)
     if missing:
@@ -122,19 +125,15 @@ def markdown(report: RunReport, made: Mapping[str, Mapping[str, Any]], forest: P
     return "\n".join(lines)
 
 
-def summary(report: RunReport, made: Mapping[str, Mapping[str, Any]], files: Mapping[str, Any]) -> dict[str, Any]:
+def summary(report: RunReport, made: Sequence[Correction], files: Mapping[str, Any]) -> dict[str, Any]:
     """Machine-readable twin of the index (``reports/index.json``), e.g. for CI annotations."""
-    keys = ("item_id", "claim_id", "verdict", "recorded_verdict", "raw_verdict", "adjusted_verdict", "statistic",
-            "low", "high", "confidence_level", "n", "unit", "rule", "alpha", "pvalue", "adjusted_pvalue", "mde", "reason", "params",
-            "probe")
+    run = {k: v for k, v in dataclasses.asdict(report.run).items() if k not in ("pid", "host")}
     return {
-        "run": {k: v for k, v in report.run.items() if k not in ("pid", "pid_started")},
+        "run": run,
         "counts": report.counts,
-        "items": [dict({k: item.get(k) for k in keys}, report=link(item["claim_id"], item["verdict"]),
-                       scope=(item.get("claim") or {}).get("scope")) for item in report.items],
-        "corrections": [
-            {"claim_id": d["claim_id"], "kind": d["kind"], "replacement": d["replacement"]} for d in made.values()
-        ],
+        "items": [dict(item_json(item), report=link(item.claim_id, item.verdict),
+                       scope=dataclasses.asdict(item.claim.scope)) for item in report.items],
+        "corrections": [{"claim_id": d.claim_id, "kind": d.kind, "replacement": d.replacement} for d in made],
         "drift": [dict(d.__dict__, message=d.message()) for d in report.drift],
         "previous_run_id": report.previous_run_id,
         "files": files,

@@ -7,11 +7,11 @@ render this one object, so they cannot disagree.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from claimcheck.claim import Claim
 from claimcheck.report import text
-from claimcheck.verdict import SEVERITY
-from claimcheck.store import VERDICTS, Drift, EvidenceStore
+from claimcheck.store import VERDICTS, Drift, EvidenceStore, StoredResult, StoredRun
+from claimcheck.verdict import SEVERITY, Verdict
 
 VERDICT_ORDER = tuple(verdict.value for verdict in SEVERITY)
 
@@ -21,69 +21,69 @@ class ClaimItems:
     """The items of one claim that share a verdict kind (grid items share the claim id)."""
 
     claim_id: str
-    claim: dict[str, Any]
-    items: list[dict[str, Any]]
+    claim: Claim
+    items: list[StoredResult]
 
 
 @dataclass
 class RunReport:
     """One run with its items, claims, drift and the evidence from other machine classes."""
 
-    run: dict[str, Any]
-    items: list[dict[str, Any]]
-    claims: dict[str, dict[str, Any]]
+    run: StoredRun
+    items: list[StoredResult]
+    claims: dict[str, Claim]
     drift: list[Drift]
     previous_run_id: str | None
-    elsewhere: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    elsewhere: dict[str, list[StoredResult]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     @property
     def counts(self) -> dict[str, int]:
         counts = {verdict: 0 for verdict in VERDICTS}
         for item in self.items:
-            counts[item["verdict"]] = counts.get(item["verdict"], 0) + 1
+            counts[item.verdict.value] = counts.get(item.verdict.value, 0) + 1
         return counts
 
-    def with_verdict(self, verdict: str) -> list[ClaimItems]:
+    def with_verdict(self, verdict: Verdict) -> list[ClaimItems]:
         """Claims having items of ``verdict``, in recording order, each with those items."""
         groups: dict[str, ClaimItems] = {}
         for item in self.items:
-            if item["verdict"] != verdict:
+            if item.verdict is not verdict:
                 continue
-            group = groups.setdefault(item["claim_id"], ClaimItems(item["claim_id"], item["claim"], []))
+            group = groups.setdefault(item.claim_id, ClaimItems(item.claim_id, item.claim, []))
             group.items.append(item)
         return list(groups.values())
 
-    def items_of(self, claim_id: str) -> list[dict[str, Any]]:
-        return [item for item in self.items if item["claim_id"] == claim_id]
+    def items_of(self, claim_id: str) -> list[StoredResult]:
+        return [item for item in self.items if item.claim_id == claim_id]
 
-    def stands(self, claim_id: str, verdict: str) -> list[str]:
+    def stands(self, claim_id: str, verdict: Verdict) -> list[str]:
         """What of a claim still stands, to say beside what is overturned."""
         lines = []
-        holding = [i for i in self.items_of(claim_id) if i["verdict"] == "holds"]
+        holding = [i for i in self.items_of(claim_id) if i.verdict is Verdict.HOLDS]
         if holding:
-            labels = "; ".join(f"{text.grid_label(i) or i['item_id']} ({text.figure(i)})" for i in holding)
+            labels = "; ".join(f"{text.grid_label(i) or i.item_id} ({text.figure(i)})" for i in holding)
             lines.append(f"It stands here for {labels}")
         for row in self.elsewhere.get(claim_id, []):
             lines.append(
-                f"On another machine class ({row['machine_class']}, run {row['run_id']}, "
-                f"{text.run_date({'started': row['run_started']})}) it held: "
-                f"{row['item_id']} measured {text.measured(row)}"
+                f"On another machine class ({row.machine_class}, run {row.run_id}, "
+                f"{text.run_date(row.run_started)}) it held: "
+                f"{row.item_id} measured {text.measured(row)}"
             )
-        claim = self.claims.get(claim_id) or {}
-        scope = claim.get("scope") or {}
-        items = [i for i in self.items_of(claim_id) if i["verdict"] == verdict]
-        if verdict == "refuted" and items and all(text.is_computed(i) for i in items):
-            inputs = text.params_label(items[0].get("params"))
+        claim = self.claims.get(claim_id)
+        items = [i for i in self.items_of(claim_id) if i.verdict is verdict]
+        if verdict is Verdict.REFUTED and items and all(text.is_computed(i) for i in items):
+            inputs = text.params_label(items[0].params)
             if inputs:
                 lines.append(f"The inputs as printed ({inputs}) stand; only the figure derived from them is overturned")
-        elif verdict == "refuted" and not holding and not self.elsewhere.get(claim_id):
-            if scope.get("kind") == "as-stated":
+        elif verdict is Verdict.REFUTED and claim is not None and not holding and not self.elsewhere.get(claim_id):
+            if claim.scope.kind == "as-stated":
                 lines.append(
-                    f"It was checked inside its stated scope ({text.scope_text(scope)}), so it does not stand as written"
+                    f"It was checked inside its stated scope ({text.scope_text(claim.scope)}), "
+                    "so it does not stand as written"
                 )
             else:
-                doc = (claim.get("source") or {}).get("doc") or "the source"
+                doc = claim.source.doc or "the source"
                 lines.append(
                     f"It may still stand as stated for the machine {doc} measured on only; "
                     "it is not portable to this one"
@@ -91,16 +91,16 @@ class RunReport:
         return lines
 
 
-def _elsewhere(store: EvidenceStore, run: dict[str, Any], claim_ids: set[str]) -> dict[str, list[dict[str, Any]]]:
+def _elsewhere(store: EvidenceStore, run: StoredRun, claim_ids: set[str]) -> dict[str, list[StoredResult]]:
     """Latest holding item per claim and other machine class, labelled as such (never compared)."""
-    found: dict[str, list[dict[str, Any]]] = {}
+    found: dict[str, list[StoredResult]] = {}
     for claim_id in sorted(claim_ids):
-        latest: dict[tuple[str, str], dict[str, Any]] = {}
+        latest: dict[tuple[str, str], StoredResult] = {}
         for row in store.history(claim_id):
-            if row["machine_class"] == run["machine_class"] or row["run_id"] == run["run_id"]:
+            if row.machine_class == run.machine_class or row.run_id == run.run_id:
                 continue
-            latest[(row["machine_class"], row["item_id"])] = row
-        holding = [row for row in latest.values() if row["verdict"] == "holds"]
+            latest[(row.machine_class, row.item_id)] = row
+        holding = [row for row in latest.values() if row.verdict is Verdict.HOLDS]
         if holding:
             found[claim_id] = holding
     return found
@@ -109,17 +109,17 @@ def _elsewhere(store: EvidenceStore, run: dict[str, Any], claim_ids: set[str]) -
 def gather(store: EvidenceStore, run_id: str | None = None) -> RunReport:
     """Collect a run (the latest when ``run_id`` is None) and everything shown beside it."""
     run = store.resolve_run(run_id)
-    items = store.results(run["run_id"])
-    claims = store.claims(run["run_id"])
+    items = store.results(run.run_id)
+    claims = store.claims(run.run_id)
     for item in items:
-        claims.setdefault(item["claim_id"], item["claim"])
-    previous = store.previous_run(run["run_id"])
-    troubled = {i["claim_id"] for i in items if i["verdict"] in ("refuted", "inconclusive")}
+        claims.setdefault(item.claim_id, item.claim)
+    previous = store.previous_run(run.run_id)
+    troubled = {i.claim_id for i in items if i.verdict in (Verdict.REFUTED, Verdict.INCONCLUSIVE)}
     return RunReport(
         run=run,
         items=items,
         claims=claims,
-        drift=store.drift(run["run_id"]),
-        previous_run_id=previous["run_id"] if previous else None,
+        drift=store.drift(run.run_id),
+        previous_run_id=previous.run_id if previous else None,
         elsewhere=_elsewhere(store, run, troubled),
     )

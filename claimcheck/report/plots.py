@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, Ty
 from claimcheck.report import text
 from claimcheck.report.canvas import COLOURS, new_figure, png_bytes
 from claimcheck.report.cascade import cascade
+from claimcheck.store import StoredResult
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -58,23 +59,23 @@ def mean_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, 
 # --------------------------------------------------------------------------- forest
 
 
-def _forest_panels(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+def _forest_panels(rows: Sequence[StoredResult]) -> list[tuple[str, list[StoredResult]]]:
     """Rows grouped so each panel has one unit and one order of magnitude (one honest x axis).
 
     The magnitude comes from the claimed bound when there is one, so the items
     of one claim stay together.
     """
-    panels: dict[str, list[Mapping[str, Any]]] = {}
+    panels: dict[str, list[StoredResult]] = {}
     for item in rows:
         bound = text.claimed(item)
-        anchor = next((abs(v) for v in (bound.high, bound.low, item["statistic"]) if _finite(v) and v != 0), 1.0)
+        anchor = next((abs(v) for v in (bound.high, bound.low, text.statistic(item)) if _finite(v) and v != 0), 1.0)
         decade = math.floor(math.log10(anchor))
-        unit = item.get("unit") or ""
+        unit = text.unit(item) or ""
         panels.setdefault(f"{unit}|{decade}", []).append(item)
     return sorted(panels.items(), key=lambda kv: -len(kv[1]))
 
 
-def forest(items: Sequence[Mapping[str, Any]]) -> bytes | None:
+def forest(items: Sequence[StoredResult]) -> bytes | None:
     """Every decided figure with its interval against the claim's bound, one row each.
 
     Figures share an x axis only when they share a unit, so rows are grouped
@@ -100,18 +101,19 @@ def forest(items: Sequence[Mapping[str, Any]]) -> bytes | None:
         for index, item in enumerate(members):
             y = len(members) - 1 - index
             bound = text.claimed(item)
-            colour = COLOURS.get(item["verdict"], "#000000")
+            colour = COLOURS.get(item.verdict.value, "#000000")
+            low, high, stat = _interval(item)
             if bound.kind == "band":
                 ax.fill_between([bound.low, bound.high], y - 0.32, y + 0.32, color="#bdbdbd", alpha=0.6, zorder=1,
                                 linewidth=0)
             elif bound.line is not None:
                 ax.plot([bound.line] * 2, [y - 0.36, y + 0.36], color="black", linewidth=1.6, zorder=3)
-            ax.plot([item["low"], item["high"]], [y, y], color=colour, linewidth=3.2, solid_capstyle="butt", zorder=4)
-            ax.plot([item["statistic"]], [y], "o", color=colour, markersize=6, markeredgecolor="white", zorder=5)
+            ax.plot([low, high], [y, y], color=colour, linewidth=3.2, solid_capstyle="butt", zorder=4)
+            ax.plot([stat], [y], "o", color=colour, markersize=6, markeredgecolor="white", zorder=5)
             note = f"{text.figure(item)}   claim {bound.text}" if bound.text else text.figure(item)
             ax.annotate(note, xy=(1.0, y), xycoords=("axes fraction", "data"), xytext=(10, 0),
                         textcoords="offset points", va="center", ha="left", fontsize=8.5, annotation_clip=False)
-            labels.append(item["item_id"])
+            labels.append(item.item_id)
         ax.set_yticks(range(len(members)), list(reversed(labels)), fontsize=8.5)
         ax.set_ylim(-0.7, len(members) - 0.3)
         ax.grid(axis="x", alpha=0.3)
@@ -121,7 +123,7 @@ def forest(items: Sequence[Mapping[str, Any]]) -> bytes | None:
         ax.margins(x=0.08)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
-    present = [v for v in COLOURS if any(i["verdict"] == v for i in rows)]
+    present = [v for v in COLOURS if any(i.verdict.value == v for i in rows)]
     handles: list[Artist] = [Line2D([0], [0], color=COLOURS[v], linewidth=3.2, label=v) for v in present]
     handles.append(Line2D([0], [0], color="black", linewidth=1.6, label="claimed threshold"))
     if any(text.claimed(i).kind == "band" for i in rows):
@@ -138,41 +140,40 @@ def forest(items: Sequence[Mapping[str, Any]]) -> bytes | None:
 # --------------------------------------------------------------------------- pack plots
 
 
-def probe_name(item: Mapping[str, Any]) -> str | None:
-    """The probe that measured an item (stored column, else the claim's probe spec)."""
-    if item.get("probe"):
-        return str(item["probe"])
-    probe = (item.get("claim") or {}).get("probe")
-    return probe.get("name") if isinstance(probe, Mapping) else probe
+def _interval(item: StoredResult) -> tuple[float, float, float]:
+    """``(low, high, estimate)`` of an item that has an interval (see :func:`text.has_interval`)."""
+    decision = item.decision
+    assert decision is not None
+    return decision.low, decision.high, decision.statistic
 
 
-def _of_probe(items: Iterable[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
-    return [item for item in items if probe_name(item) == name]
+def _of_probe(items: Iterable[StoredResult], name: str) -> list[StoredResult]:
+    return [item for item in items if item.claim.probe.name == name]
 
 
-def _label(item: Mapping[str, Any]) -> str:
-    return text.grid_label(item) or item["item_id"]
+def _label(item: StoredResult) -> str:
+    return text.grid_label(item) or item.item_id
 
 
-def qmv_bandwidth(items: Sequence[Mapping[str, Any]]) -> bytes | None:
+def qmv_bandwidth(items: Sequence[StoredResult]) -> bytes | None:
     """Bandwidth of every output against matrix size, the raw-read reference dashed; the decided ratio beside it."""
-    rows = [i for i in _of_probe(items, "qmv") if _finite((i.get("params") or {}).get("size_mib"))]
-    rows = [i for i in rows if i.get("samples")]
+    rows = [i for i in _of_probe(items, "qmv") if _finite(i.params.get("size_mib"))]
+    rows = [i for i in rows if i.result.samples]
     if not rows:
         return None
     fig = new_figure(11.0, 4.2)
     left, right = fig.subplots(1, 2)
     series: dict[tuple[str, str], list[tuple[float, tuple[float, float, float]]]] = {}
     for item in rows:
-        reference = ((item.get("claim") or {}).get("check") or {}).get("reference")
-        for output, values in (item.get("samples") or {}).items():
+        reference = item.claim.check.reference
+        for output, values in item.result.samples.items():
             if "@" in output:
                 continue
             interval = mean_interval(values)
             if interval is None:
                 continue
             kind = "reference" if output == reference or "raw" in output.lower() else "output"
-            series.setdefault((output, kind), []).append((float(item["params"]["size_mib"]), interval))
+            series.setdefault((output, kind), []).append((float(item.params["size_mib"]), interval))
     markers = iter("osD^v<>")
     for (output, kind), points in sorted(series.items(), key=lambda kv: kv[0][1] != "reference"):
         points.sort()
@@ -193,17 +194,17 @@ def qmv_bandwidth(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     decided = [i for i in rows if text.has_interval(i)]
     if decided:
         for item in decided:
-            colour = COLOURS.get(item["verdict"], "black")
-            size = float(item["params"]["size_mib"])
-            right.errorbar([size], [item["statistic"]],
-                           yerr=[[item["statistic"] - item["low"]], [item["high"] - item["statistic"]]],
+            colour = COLOURS.get(item.verdict.value, "black")
+            size = float(item.params["size_mib"])
+            low, high, stat = _interval(item)
+            right.errorbar([size], [stat], yerr=[[stat - low], [high - stat]],
                            fmt="o", color=colour, capsize=4)
         lines = {text.claimed(i).line for i in decided if text.claimed(i).line is not None}
         for line in lines:
             right.axhline(line, color="black", linewidth=1.2, linestyle=":", label=f"claimed {line:g}")
         right.set_xscale("log", base=2)
         right.set_xlabel("matrix size (MiB)")
-        unit = decided[0].get("unit") or ""
+        unit = text.unit(decided[0]) or ""
         right.set_ylabel(f"decided figure {unit}".strip())
         right.set_title("Decided figure (colour = verdict)", fontsize=10)
         if lines:
@@ -214,11 +215,11 @@ def qmv_bandwidth(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     return png_bytes(fig)
 
 
-def decode_arms(items: Sequence[Mapping[str, Any]]) -> bytes | None:
+def decode_arms(items: Sequence[StoredResult]) -> bytes | None:
     """Per-token time of each decode arm with its 95% interval, one row per item and arm."""
     rows = []
     for item in _of_probe(items, "decode_arms"):
-        for arm, values in sorted((item.get("samples") or {}).items()):
+        for arm, values in sorted(item.result.samples.items()):
             interval = mean_interval(values)
             if interval is not None:
                 rows.append((f"{_label(item)} · {arm}", arm, interval))
@@ -283,12 +284,12 @@ def hazard_rows(obj: Any, policy: str, depth: int = 0) -> list[tuple[str, str, f
     return out
 
 
-def route_hazard(items: Sequence[Mapping[str, Any]]) -> bytes | None:
+def route_hazard(items: Sequence[StoredResult]) -> bytes | None:
     """FORK vs REMERGE hazard per routing policy (grouped bars), from route_hazard artifacts."""
     values: dict[tuple[str, str], list[float]] = {}
     for item in _of_probe(items, "route_hazard"):
-        policy = str((item.get("params") or {}).get("policy") or _label(item))
-        for name, artifact in (item.get("artifacts") or {}).items():
+        policy = str(item.params.get("policy") or _label(item))
+        for name, artifact in item.result.artifacts.items():
             for pol, event, value in hazard_rows(artifact, policy):
                 values.setdefault((pol, event), []).append(value)
     if not values:
@@ -342,12 +343,12 @@ def depth_rows(obj: Any, depth: int = 0) -> list[tuple[str, float | None]]:
     return out
 
 
-def bisector_fork_depth(items: Sequence[Mapping[str, Any]]) -> bytes | None:
+def bisector_fork_depth(items: Sequence[StoredResult]) -> bytes | None:
     """Map of fork depth per prompt (rows) and item (columns), from bisector_trace artifacts."""
     columns: list[tuple[str, dict[str, float | None]]] = []
     for item in _of_probe(items, "bisector_trace"):
         depths: dict[str, float | None] = {}
-        for artifact in (item.get("artifacts") or {}).values():
+        for artifact in item.result.artifacts.values():
             for prompt, value in depth_rows(artifact):
                 depths[prompt] = value
         if depths:
@@ -380,7 +381,7 @@ def bisector_fork_depth(items: Sequence[Mapping[str, Any]]) -> bytes | None:
     return png_bytes(fig)
 
 
-PACK_PLOTS: tuple[tuple[str, str, str, Callable[[Sequence[Mapping[str, Any]]], bytes | None]], ...] = (
+PACK_PLOTS: tuple[tuple[str, str, str, Callable[[Sequence[StoredResult]], bytes | None]], ...] = (
     ("qmv_bandwidth", "qmv bandwidth vs matrix size",
      "Each probe output's mean bandwidth with its 95% interval against matrix size; the dashed line is the raw-read "
      "reference. Right: the decided figure per size against the claimed threshold.", qmv_bandwidth),
@@ -395,7 +396,7 @@ PACK_PLOTS: tuple[tuple[str, str, str, Callable[[Sequence[Mapping[str, Any]]], b
 )
 
 
-def pack_plots(items: Sequence[Mapping[str, Any]], folder: Path) -> tuple[list[Plot], list[str]]:
+def pack_plots(items: Sequence[StoredResult], folder: Path) -> tuple[list[Plot], list[str]]:
     """Every pack plot the run has data for; a plot that fails is skipped with a one-line note."""
     plots, notes = [], []
     for name, title, caption, draw in PACK_PLOTS:

@@ -1,19 +1,22 @@
 """Words and numbers for reports: figures with intervals, the claimed bound, why a verdict, correction banners.
 
-Every function here takes the plain result dicts the evidence store returns
-(flat decision columns plus ``claim``, ``params``, ``info``), so reports can be
-rebuilt from the store alone.
+Every function here takes a typed result (:class:`ItemResult`, or the
+:class:`StoredResult` the evidence store returns), so reports can be rebuilt
+from the store alone and read each number the way the result defines it.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, Union
 
+from claimcheck.claim import Scope, Source
 from claimcheck.numbers import finite as _finite
 from claimcheck.numbers import level, number, parts, with_unit
-from claimcheck.result import Adjustment, verdict_path
+from claimcheck.result import ItemResult, verdict_path
+from claimcheck.stats import Decision
+from claimcheck.store import StoredResult, StoredRun
 from claimcheck.verdict import Verdict
 
 
@@ -32,16 +35,37 @@ class Claimed:
         return self.low if self.kind == "min" else self.high if self.kind == "max" else None
 
 
-def claimed(result: Mapping[str, Any]) -> Claimed:
+Result = Union[ItemResult, StoredResult]
+
+
+def _item(result: Result) -> ItemResult:
+    return result.result if isinstance(result, StoredResult) else result
+
+
+def _decision(result: Result) -> Decision | None:
+    return _item(result).decision
+
+
+def _finite_of(result: Result, name: str) -> float | None:
+    """A decision number when it is finite (``None`` when nothing was decided or it is unbounded)."""
+    decision = _decision(result)
+    value = getattr(decision, name) if decision is not None else None
+    return float(value) if _finite(value) else None
+
+
+def unit(result: Result) -> str | None:
+    """The unit of the item's figure, as the claim's check names it."""
+    return _item(result).claim.check.unit
+
+
+def claimed(result: Result) -> Claimed:
     """The claim's bound on this item's figure, in the rule object's words."""
     from claimcheck import rules
-    from claimcheck.claim import Check
 
-    record = dict((result.get("claim") or {}).get("check") or {})
-    record.setdefault("rule", result.get("rule") or "")
-    if result.get("unit") and not record.get("unit"):
-        record["unit"] = result["unit"]
-    check = Check.from_record(record)
+    item = _item(result)
+    check = item.claim.check
+    if not check.rule and item.decision is not None:
+        check = replace(check, rule=item.decision.rule)
     try:
         rule = rules.get(check.rule)
         said = rule.claimed(replace(check, params=rule.values(check.params)))
@@ -50,86 +74,95 @@ def claimed(result: Mapping[str, Any]) -> Claimed:
     return Claimed(said.kind, said.low, said.high, said.text)
 
 
-def has_interval(result: Mapping[str, Any]) -> bool:
-    return all(_finite(result.get(k)) for k in ("statistic", "low", "high"))
+def has_interval(result: Result) -> bool:
+    return all(_finite_of(result, k) is not None for k in ("statistic", "low", "high"))
 
 
-def is_computed(result: Mapping[str, Any]) -> bool:
+def is_computed(result: Result) -> bool:
     """One deterministic value (arithmetic on printed inputs), not a sampled estimate."""
-    details = (result.get("decision") or {}).get("details") or {}
-    if details.get("deterministic"):
+    item = _item(result)
+    if item.deterministic:
         return True
-    return has_interval(result) and result["low"] == result["high"] and result.get("n") in (None, 1)
+    decision = item.decision
+    return decision is not None and has_interval(item) and decision.low == decision.high and decision.n in (0, 1)
 
 
-def level_text(result: Mapping[str, Any]) -> str:
-    confidence = result.get("confidence_level")
-    return f"{level(confidence)} CI" if _finite(confidence) else "CI"
+def level_text(result: Result) -> str:
+    confidence = _finite_of(result, "confidence_level")
+    return f"{level(confidence)} CI" if confidence is not None else "CI"
 
 
-def figure_parts(result: Mapping[str, Any]) -> tuple[str, str, str]:
+def figure_parts(result: Result) -> tuple[str, str, str]:
     """Estimate, low and high with shared decimals."""
-    stat, low, high = result.get("statistic"), result.get("low"), result.get("high")
+    stat, low, high = (_finite_of(result, k) for k in ("statistic", "low", "high"))
     if is_computed(result):
         return number(stat), number(low), number(high)
     return parts(stat, low, high)
 
 
-def figure(result: Mapping[str, Any]) -> str:
+def statistic(result: Result) -> float | None:
+    """The item's estimate, or ``None`` when nothing was measured."""
+    return _finite_of(result, "statistic")
+
+
+def figure(result: Result) -> str:
     """``0.41× [0.38, 0.44]`` for tables; ``—`` when nothing was measured."""
-    if not _finite(result.get("statistic")):
+    if statistic(result) is None:
         return "—"
     stat, low, high = figure_parts(result)
-    unit = result.get("unit")
     if not has_interval(result):
-        return with_unit(stat, unit)
-    if is_computed(result) or result.get("low") == result.get("high"):
-        return f"{with_unit(stat, unit)} (computed)"
-    return f"{with_unit(stat, unit)} [{low}, {high}]"
+        return with_unit(stat, unit(result))
+    if is_computed(result) or _finite_of(result, "low") == _finite_of(result, "high"):
+        return f"{with_unit(stat, unit(result))} (computed)"
+    return f"{with_unit(stat, unit(result))} [{low}, {high}]"
 
 
-def measured(result: Mapping[str, Any]) -> str:
+def measured(result: Result) -> str:
     """``0.41× raw read (95% CI 0.38–0.44, n=24)``."""
-    if not _finite(result.get("statistic")):
+    decision = _decision(result)
+    if decision is None or statistic(result) is None:
         return "no figure"
     stat, low, high = figure_parts(result)
-    label = result.get("estimate_label")
-    head = with_unit(stat, result.get("unit")) + (f" {label}" if label else "")
-    n = result.get("n")
-    count = f"n={n}" if n is not None else ""
+    label = decision.estimate_label
+    head = with_unit(stat, unit(result)) + (f" {label}" if label else "")
+    count = f"n={decision.n}"
     if is_computed(result):
         return f"{head} (computed)"
-    if has_interval(result) and result.get("low") != result.get("high"):
+    if has_interval(result) and decision.low != decision.high:
         inner = ", ".join(p for p in (f"{level_text(result)} {low}–{high}", count) if p)
     else:
         inner = ", ".join(p for p in ("no interval", count) if p)
     return f"{head} ({inner})"
 
 
-def relation(result: Mapping[str, Any], bound: Claimed | None = None) -> str | None:
+def relation(result: Result, bound: Claimed | None = None) -> str | None:
     """Where the interval lies relative to the claimed bound, in words; ``None`` when not comparable."""
     bound = bound or claimed(result)
-    if not has_interval(result) or bound.kind is None:
+    decision = _decision(result)
+    if decision is None or not has_interval(result) or bound.kind is None:
         return None
-    low, high = result["low"], result["high"]
+    low, high = decision.low, decision.high
     if is_computed(result):
         interval = f"the computed value {figure_parts(result)[0]}"
     else:
         interval = f"the {level_text(result)} [{figure_parts(result)[1]}, {figure_parts(result)[2]}]"
     if is_computed(result):
-        value = result["statistic"]
-        if bound.kind in ("min", "max"):
+        value = decision.statistic
+        if bound.line is not None:
             side = "below" if value < bound.line else "above" if value > bound.line else "at"
             return f"{interval} lies {side} the claimed {bound.text}"
+        assert bound.low is not None and bound.high is not None
         inside = bound.low <= value <= bound.high
         return f"{interval} lies {'inside' if inside else 'outside'} the claimed band {bound.text}"
-    if bound.kind in ("min", "max"):
+    if bound.line is not None:
         line = bound.line
         if high < line:
             return f"{interval} lies entirely below the claimed {bound.text}"
         if low > line:
             return f"{interval} lies entirely above the claimed {bound.text}"
         return f"{interval} straddles the claimed {bound.text}"
+    if bound.low is None or bound.high is None:
+        return None
     if low >= bound.low and high <= bound.high:
         return f"{interval} lies inside the claimed band {bound.text}"
     if high < bound.low or low > bound.high:
@@ -145,54 +178,40 @@ STEP_SENTENCES = {
 }
 
 
-def adjustments_of(result: Mapping[str, Any]) -> list[Adjustment]:
-    """The verdict changes recorded for a stored result, in the order applied."""
-    return [Adjustment.from_record(a) for a in result.get("adjustments") or ()]
+def verdict_steps(result: Result) -> str:
+    """How the verdict came about: ``refuted → noise-gate: inconclusive``."""
+    item = _item(result)
+    return verdict_path(item.raw_verdict, item.adjustments)
 
 
-def verdict_steps(result: Mapping[str, Any]) -> str:
-    """How the verdict came about: ``refuted → noise-gate: inconclusive``; ``—`` when nothing was decided."""
-    adjustments = adjustments_of(result)
-    raw = result.get("raw_verdict") or result.get("recorded_verdict")
-    if adjustments and raw:
-        return verdict_path(Verdict(raw), adjustments)
-    raw, adjusted = result.get("raw_verdict"), result.get("adjusted_verdict")  # records without the list
-    if not raw and not adjusted:
-        return "—"
-    if raw == adjusted or not adjusted:
-        return str(raw)
-    return f"{raw} → {adjusted}"
-
-
-def why(result: Mapping[str, Any]) -> str:
+def why(result: Result) -> str:
     """The verdict and the reason for it, in a sentence or two."""
-    verdict = result.get("verdict")
+    item = _item(result)
+    decision = item.decision
+    verdict = item.verdict
     parts = []
-    where = relation(result)
+    where = relation(item)
     if where:
         parts.append(where[0].upper() + where[1:] + ".")
-    changes = [a for a in adjustments_of(result) if a.after is not a.before]
-    if verdict == "inconclusive" and not any(a.after is Verdict.INCONCLUSIVE for a in changes):
-        mde = result.get("mde")
-        n = result.get("n")
-        extra = f" With n={n} the smallest effect this run could detect was {number(mde)}." if _finite(mde) else ""
+    changes = [a for a in item.adjustments if a.after is not a.before]
+    if verdict is Verdict.INCONCLUSIVE and not any(a.after is Verdict.INCONCLUSIVE for a in changes):
+        mde = decision.mde if decision is not None else None
+        extra = (f" With n={decision.n} the smallest effect this run could detect was {number(mde)}."
+                 if decision is not None and _finite(mde) else "")
         parts.append("The measurement cannot tell whether the claim holds here." + extra)
     for change in changes:
         parts.append(STEP_SENTENCES.get(change.step, "{step} changed the verdict from {before} to {after}.").format(
             step=change.step, before=change.before.value, after=change.after.value))
-    raw, adjusted = result.get("raw_verdict"), result.get("adjusted_verdict")
-    if not changes and raw and adjusted and raw != adjusted:  # a record stored before adjustments were listed
-        parts.append(STEP_SENTENCES["family"].format(before=raw, after=adjusted))
-    alpha, pvalue = result.get("alpha"), result.get("pvalue")
-    if is_computed(result) and verdict in ("holds", "refuted"):
+    if is_computed(item) and verdict in (Verdict.HOLDS, Verdict.REFUTED):
         parts.append("Decided by arithmetic: one computed value, no sampling.")
-    elif _finite(alpha) and verdict in ("holds", "refuted"):
-        p = f", p={number(pvalue)}" if _finite(pvalue) else ""
-        adjusted_p = result.get("adjusted_pvalue")
-        p += f" (adjusted p={number(adjusted_p)})" if _finite(adjusted_p) else ""
-        parts.append(f"Decided by rule `{result.get('rule')}` at α={number(alpha)}{p}.")
-    if result.get("reason"):
-        parts.append(f"Runner: {one_line(result['reason'])}")
+    elif decision is not None and _finite(decision.alpha) and verdict in (Verdict.HOLDS, Verdict.REFUTED):
+        p = f", p={number(decision.pvalue)}" if _finite(decision.pvalue) else ""
+        family = item.adjustment("family")
+        if family is not None and _finite(family.adjusted_pvalue):
+            p += f" (adjusted p={number(family.adjusted_pvalue)})"
+        parts.append(f"Decided by rule `{decision.rule or item.claim.check.rule}` at α={number(decision.alpha)}{p}.")
+    if item.reason:
+        parts.append(f"Runner: {one_line(item.reason)}")
     return " ".join(parts)
 
 
@@ -206,42 +225,40 @@ def params_label(params: Mapping[str, Any] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
-def grid_label(result: Mapping[str, Any]) -> str:
-    """The part of the item id in brackets (``size_mib=256``), or the params that vary."""
-    item_id = str(result.get("item_id", ""))
+def grid_label(result: Result) -> str:
+    """The part of the item id in brackets (``size_mib=256``); empty for an item without a grid."""
+    item_id = _item(result).item_id
     if "[" in item_id and item_id.endswith("]"):
         return item_id[item_id.index("[") + 1 : -1]
     return ""
 
 
-def run_date(run: Mapping[str, Any]) -> str:
-    text = str(run.get("started") or "")
+def run_date(started: str) -> str:
+    """The day of an ISO-8601 time (today when it is missing)."""
     try:
-        return _dt.datetime.fromisoformat(text).date().isoformat()
+        return _dt.datetime.fromisoformat(started).date().isoformat()
     except ValueError:
-        return text[:10] or _dt.date.today().isoformat()
+        return started[:10] or _dt.date.today().isoformat()
 
 
-def scope_text(scope: Mapping[str, Any] | None) -> str:
+def scope_text(scope: Scope) -> str:
     """``portable; backend metal; device Apple M*; model SmolLM2*; ≥ 32 GiB``."""
-    scope = scope or {}
-    parts = [str(scope.get("kind") or "portable")]
-    if scope.get("backend") and scope.get("backend") != "any":
-        parts.append(f"backend {scope['backend']}")
-    if scope.get("device"):
-        parts.append(f"device {scope['device']}")
-    if scope.get("model"):
-        parts.append(f"model {scope['model']}")
-    if scope.get("min_memory_gib"):
-        parts.append(f"≥ {number(scope['min_memory_gib'])} GiB")
+    parts: list[str] = [scope.kind or "portable"]
+    if scope.backend and scope.backend != "any":
+        parts.append(f"backend {scope.backend}")
+    if scope.device:
+        parts.append(f"device {scope.device}")
+    if scope.model:
+        parts.append(f"model {scope.model}")
+    if scope.min_memory_gib:
+        parts.append(f"≥ {number(scope.min_memory_gib)} GiB")
     return "; ".join(parts)
 
 
-def source_text(source: Mapping[str, Any] | None) -> str:
-    source = source or {}
-    doc, section, fig = source.get("doc"), source.get("section"), source.get("figure")
-    where = ", ".join(str(p) for p in (doc, section) if p)
-    return f"{where} — “{fig}”" if fig else where
+def source_text(source: Source) -> str:
+    """``doc, section — “figure”``."""
+    where = ", ".join(p for p in (source.doc, source.section) if p)
+    return f"{where} — “{source.figure}”" if source.figure else where
 
 
 def model_text(info: Mapping[str, Any] | None) -> str:
@@ -265,13 +282,7 @@ def machine_text(machine: Mapping[str, Any] | None) -> str:
     return ", ".join(shown)
 
 
-def banner(
-    *,
-    kind: str,
-    run: Mapping[str, Any],
-    items: Sequence[Mapping[str, Any]],
-    stands: Iterable[str],
-) -> str:
+def banner(*, kind: str, run: StoredRun, items: Sequence[Result], stands: Iterable[str]) -> str:
     """The suggested correction sentence for a doc, as a dated block quote.
 
     ``kind`` is ``"refuted"`` (a correction: the figure is overturned) or
@@ -283,13 +294,13 @@ def banner(
     for item in items:
         label = grid_label(item)
         figures.append(measured(item) + (f" at {label}" if label and len(items) > 1 else ""))
-    machine_class = run.get("machine_class") or "this machine"
-    date = run_date(run)
+    machine_class = run.machine_class or "this machine"
+    date = run_date(run.started)
     measured_list = "; ".join(figures)
     stands_text = " ".join(s if s.endswith(".") else s + "." for s in stands)
     if all(is_computed(item) for item in items):
         measured_list = "; ".join(
-            with_unit(number(item.get("statistic")), item.get("unit"))
+            with_unit(number(statistic(item)), unit(item))
             + (f" at {grid_label(item)}" if grid_label(item) and len(items) > 1 else "")
             for item in items
         )

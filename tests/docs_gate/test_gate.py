@@ -21,6 +21,7 @@ from claimcheck.docs_gate import (
     machines_named,
     main,
 )
+from claimcheck.result import ItemResult
 from claimcheck.store import EvidenceStore
 
 CPU = "cpu/Test CPU 9xxx/16-32GiB"
@@ -64,16 +65,18 @@ check: {rule: at_most}
 
 def outcome(claim_id: str, verdict: str, statistic: float | None = None, low: float | None = None,
             high: float | None = None, unit: str | None = "ratio", *, item: str | None = None,
-            reason: str = "", params: dict | None = None) -> dict:
+            reason: str = "", params: dict | None = None) -> ItemResult:
     decision = None
     if statistic is not None:
         decision = {"rule": "at_least", "statistic": statistic, "low": low, "high": high, "confidence_level": 0.95,
-                    "unit": unit, "n": 20, "alpha": 0.05}
-    return {"claim_id": claim_id, "item_id": item or claim_id, "params": params or {}, "verdict": verdict,
-            "reason": reason or f"{verdict} (test)", "decision": decision}
+                    "n": 20, "alpha": 0.05}
+    claim = {"id": claim_id, "check": {"rule": "at_least", "threshold": 0, "unit": unit}}
+    return ItemResult.from_record({"claim_id": claim_id, "item_id": item or claim_id, "params": params or {},
+                                   "verdict": verdict, "reason": reason or f"{verdict} (test)", "decision": decision,
+                                   "claim": claim})
 
 
-def make_store(path: Path, runs: list[tuple[str, list[dict]]]) -> Path:
+def make_store(path: Path, runs: list[tuple[str, list[ItemResult]]]) -> Path:
     with EvidenceStore(path) as store:
         for number, (machine_class, outcomes) in enumerate(runs):
             run_id = store.begin_run(machine={"device": machine_class}, machine_class=machine_class,

@@ -115,14 +115,14 @@ def test_interrupted_run_keeps_finished_items_and_next_run_completes(
         integrity = store.integrity_check()
         assert integrity == "ok"
         (run,) = store.runs()
-        rows = store.results(run["run_id"])
-        items = [r["item_id"] for r in rows]
+        rows = store.results(run.run_id)
+        items = [r.item_id for r in rows]
         assert len(items) == len(set(items)), "an item was stored twice"
         passed = sorted(f"gated-{path.name.split('-', 1)[1]}" for path in gate.glob("free-*"))
         assert at_signal == FREE and sorted(items) == passed, (
             f"stored {sorted(items)}, but exactly the items that finished before the signal were {passed}")
-        assert {r["verdict"] for r in rows} == {"holds"}
-        raw_status, effective = run["status"], run["effective_status"]
+        assert {r.verdict.value for r in rows} == {"holds"}
+        raw_status, effective = run.status, run.effective_status
         assert effective == "incomplete"
         # Ctrl-C lets the session finish the run as incomplete; SIGKILL leaves `running`, read as incomplete.
         assert raw_status == ("incomplete" if sig == signal.SIGINT else "running")
@@ -132,16 +132,16 @@ def test_interrupted_run_keeps_finished_items_and_next_run_completes(
     with EvidenceStore(store_path) as store:
         assert store.integrity_check() == "ok"
         newest, interrupted = store.runs()
-        assert interrupted["run_id"] == run["run_id"]
-        assert interrupted["status"] == "incomplete", "the next run did not mark the dead run incomplete"
-        assert newest["status"] == "complete"
-        fresh = store.results(newest["run_id"])
-        assert sorted(r["item_id"] for r in fresh) == sorted(f"gated-{t}" for t in range(ITEMS))
-        assert len(store.results(interrupted["run_id"])) == len(items), "the next run changed the old evidence"
+        assert interrupted.run_id == run.run_id
+        assert interrupted.status == "incomplete", "the next run did not mark the dead run incomplete"
+        assert newest.status == "complete"
+        fresh = store.results(newest.run_id)
+        assert sorted(r.item_id for r in fresh) == sorted(f"gated-{t}" for t in range(ITEMS))
+        assert len(store.results(interrupted.run_id)) == len(items), "the next run changed the old evidence"
 
     report_table(
         f"interrupted run: {sig.name} once {at_signal} results were stored and the next item blocked ({ITEMS} items)",
         table(("signal", "exit", "stored", "raw status", "read as", "integrity", "next run", "next items", "next wall s"),
               [(sig.name, stopped, len(items), raw_status, effective,
-                integrity, newest["status"], len(fresh), f"{wall:.1f}")]),
+                integrity, newest.status, len(fresh), f"{wall:.1f}")]),
     )

@@ -97,10 +97,10 @@ def test_thousand_items_under_xdist(tmp_path: Path, report_table) -> None:
         assert f"{items} passed" in output, output[-1000:]
         with EvidenceStore(store_path) as store:
             (run,) = store.runs()
-            assert run["status"] == "complete"
-            stored = [r["item_id"] for r in store.results(run["run_id"])]
+            assert run.status == "complete"
+            stored = [r.item_id for r in store.results(run.run_id)]
             assert store.integrity_check() == "ok"
-        duplicates = duplicated_items(store_path, run["run_id"])
+        duplicates = duplicated_items(store_path, run.run_id)
         assert not duplicates
         assert sorted(stored) == sorted(expected), "items missing from the store, or unexpected ones"
         spans = [json.loads(line) for line in spans_path.read_text().splitlines()]
@@ -141,18 +141,18 @@ def test_repo_arithmetic_claims_under_xdist_store_each_result_once(tmp_path: Pat
     committed = set()  # runs of other machines' profiles, merged into every store
     for profile in sorted((ROOT / "reports" / "profiles").glob("*.sqlite")):
         with EvidenceStore(profile, readonly=True) as other:
-            committed |= {r["run_id"] for r in other.runs()}
+            committed |= {r.run_id for r in other.runs()}
     with EvidenceStore(store_path) as store:
-        (run,) = [r for r in store.runs() if r["run_id"] not in committed]
-        assert run["status"] == "complete"
-        rows = store.results(run["run_id"])
+        (run,) = [r for r in store.runs() if r.run_id not in committed]
+        assert run.status == "complete"
+        rows = store.results(run.run_id)
         assert store.integrity_check() == "ok"
-    stored = sorted(r["item_id"] for r in rows)
-    assert not duplicated_items(store_path, run["run_id"])
+    stored = sorted(r.item_id for r in rows)
+    assert not duplicated_items(store_path, run.run_id)
     assert stored == expected
     verdicts: dict[str, int] = {}
     for r in rows:
-        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+        verdicts[r.verdict.value] = verdicts.get(r.verdict.value, 0) + 1
     report_table(
         "repo claims/arithmetic under -n 2",
         table(("items collected", "stored", "stored twice", "verdicts", "wall s"),

@@ -140,29 +140,31 @@ def test_probe_faults_are_error_verdicts_and_the_run_completes(demo_project: pyt
 
     with EvidenceStore(store_path) as store:
         runs = store.runs()
-        assert len(runs) == 1 and runs[0]["status"] == "complete"
-        results = store.results(runs[0]["run_id"])
+        assert len(runs) == 1 and runs[0].status == "complete"
+        results = store.results(runs[0].run_id)
         by_item = {}
         for row in results:
-            assert row["item_id"] not in by_item, f"{row['item_id']} stored twice"
-            by_item[row["item_id"]] = row
+            assert row.item_id not in by_item, f"{row.item_id} stored twice"
+            by_item[row.item_id] = row
         assert store.integrity_check() == "ok"
 
     rows = []
     for mode, expected in FAULTS.items():
         row = by_item[f"fault-{mode}"]
-        reason = row["reason"]
-        rows.append((mode, row["verdict"], f"{row['duration'] or 0:.1f}", reason if len(reason) < 110 else reason[:107] + "..."))
-        assert row["verdict"] == "error", (mode, row["verdict"], reason)
+        reason = row.reason
+        rows.append((mode, row.verdict.value, f"{row.result.duration_s:.1f}", reason if len(reason) < 110 else reason[:107] + "..."))
+        assert row.verdict.value == "error", (mode, row.verdict.value, reason)
         assert len(reason.splitlines()) == 1, (mode, reason)
         assert expected in reason, (mode, reason)
     for name in HEALTHY:
         row = by_item[f"healthy-{name}"]
-        rows.append((name, row["verdict"], f"{row['duration'] or 0:.1f}", row["reason"][:80]))
-        assert row["verdict"] == "holds", row["reason"]
+        rows.append((name, row.verdict.value, f"{row.result.duration_s:.1f}", row.reason[:80]))
+        assert row.verdict.value == "holds", row.reason
     assert len(by_item) == len(FAULTS) + len(HEALTHY)
-    hung = by_item["fault-hang"]["duration"]
-    assert hard_limit(MAX_SECONDS * SCALE) <= hung < hard_limit(MAX_SECONDS * SCALE) + 3
+    hung = by_item["fault-hang"].result.duration_s
+    # The timer cannot fire early; the upper bound only tells "interrupted" from "hung for ever" (the probe
+    # sleeps without end), so it leaves room for a loaded machine.
+    assert hard_limit(MAX_SECONDS * SCALE) <= hung < 10 * hard_limit(MAX_SECONDS * SCALE) + 60
     report_table(
         f"probe faults: one pytest session, --claims-budget-scale={SCALE} (hard limit {hard_limit(MAX_SECONDS * SCALE):g} s; "
         f"unscaled hard_limit({MAX_SECONDS}) = {hard_limit(MAX_SECONDS):g} s); store: {len(by_item)} items, each once",
@@ -221,7 +223,8 @@ def test_hang_stops_at_the_hard_limit_in_process() -> None:
     outcome = run_claim_item(claim, "unit", {}, registered, options=RunOptions(budget_scale=0.01),
                              machine={"backend": "cpu"})
     assert outcome.verdict.value == "error" and "probe hung" in outcome.reason
-    assert hard_limit(0.05 * 0.01) <= outcome.duration_s < hard_limit(0.05 * 0.01) + 2
+    # Never early; the loose upper bound only separates "interrupted" from "hung for ever".
+    assert hard_limit(0.05 * 0.01) <= outcome.duration_s < 10 * hard_limit(0.05 * 0.01) + 60
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0), "the alarm outlived the item"
 
 

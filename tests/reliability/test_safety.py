@@ -15,6 +15,7 @@ from claimcheck.errors import ClaimError
 from claimcheck.loader import load_claims_text
 from claimcheck.report import build_reports
 from claimcheck.report.corrections import ReportError, report_path
+from claimcheck.result import ItemResult
 from claimcheck.store import EvidenceStore
 from tests.reliability._project import ROOT, claim_yaml, table
 
@@ -186,12 +187,12 @@ def _hostile_store(path: Path) -> tuple[EvidenceStore, str]:
     verdicts = ["refuted", "inconclusive", "holds", "not-applicable", "error"]
     for index, verdict in enumerate(verdicts):
         claim_id = f"hostile-{verdict}"
-        record = synth.outcome(claim_id, item=f"size={index}", verdict=verdict, reason=f"reason {HOSTILE_TEXT}",
+        record = synth.outcome_record(claim_id, item=f"size={index}", verdict=verdict, reason=f"reason {HOSTILE_TEXT}",
                                claim=_hostile_claim(claim_id), machine=machine, params={"size": index, "note": SCRIPT},
                                info={"model": SCRIPT, "variant": IMG, "weights_hash": SVG})
         if record["decision"]:
             record["decision"]["estimate_label"] = IMG
-        store.record(run_id, record)
+        store.record(run_id, ItemResult.from_record(record))
     # An id that never passed the loader (e.g. a store merged from elsewhere).
     escape = synth.outcome("../../escaped", item=None, verdict="refuted", reason=SCRIPT,
                            claim=_hostile_claim("../../escaped"))

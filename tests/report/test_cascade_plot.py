@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from claimcheck.claim import Claim
 from claimcheck.report.cascade import cascade, claim_graph, failing_components, layers
+from claimcheck.result import ItemResult
+from claimcheck.store import StoredResult
+from claimcheck.verdict import Verdict
 
 
-def _item(claim_id: str, verdict: str, depends_on: list[str] | None = None) -> dict:
-    return {"claim_id": claim_id, "verdict": verdict, "claim": {"depends_on": depends_on or []}}
+def _item(claim_id: str, verdict: str, depends_on: list[str] | None = None) -> StoredResult:
+    claim = Claim.from_record({"id": claim_id, "depends_on": depends_on or []})
+    result = ItemResult(claim=claim, item_id=claim_id, params={}, raw_verdict=Verdict(verdict), raw_reason="")
+    return StoredResult(run_id="run", run_started="", run_status="complete", result=result)
 
 
 ITEMS = [

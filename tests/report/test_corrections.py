@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import json
 
+from claimcheck.claim import Claim
 from claimcheck.report import build_reports
 from claimcheck.report import text as report_text
+from claimcheck.result import Adjustment, ItemResult
+from claimcheck.stats import Decision
+from claimcheck.verdict import Verdict
+
+
+def _measured(statistic: float, low: float, high: float, n: int, unit: str, level: float = 0.95,
+              label: str = "") -> ItemResult:
+    """A decided result with these figures (claim check ``at_least 0`` in ``unit``)."""
+    claim = Claim.from_record({"id": "c", "check": {"rule": "at_least", "threshold": 0, "unit": unit}})
+    decision = Decision("at_least", statistic, low, high, level, n, Verdict.HOLDS, "", 0.01, 0.05,
+                        estimate_label=label)
+    return ItemResult(claim, "c", {}, Verdict.HOLDS, "", decision)
 
 
 def test_refuted_item_gets_a_correction_with_the_measured_interval(tmp_path, recorded, synthetic) -> None:
@@ -15,7 +28,7 @@ def test_refuted_item_gets_a_correction_with_the_measured_interval(tmp_path, rec
 
     md = (out / "corrections" / "qmv-large-bw.md").read_text()
     data = json.loads((out / "corrections" / "qmv-large-bw.json").read_text())
-    date = store.run(run_id)["started"][:10]
+    date = store.run(run_id).started[:10]
     expected_banner = (
         f"> **{date} CORRECTION (cpu/AMD EPYC 9xxx/16-32GiB)** — measured 0.41× raw read "
         "(95% CI 0.38–0.44, n=24), not ≥ 0.74×; the claim does not hold on this machine."
@@ -78,7 +91,7 @@ def test_other_machine_class_evidence_is_labelled_as_such(tmp_path, recorded, sy
     build_reports(store, run_id, out, plots=False)
     banner = json.loads((out / "corrections" / "qmv-large-bw.json").read_text())["replacement"]
     assert f"On another machine class ({synthetic.CLASS_B}" in banner
-    assert "0.78× (95% CI 0.76–0.80, n=24)" in banner
+    assert "0.78× raw read (95% CI 0.76–0.80, n=24)" in banner
 
 
 def test_index_lists_every_item_not_applicable_scope_and_drift(tmp_path, recorded, synthetic) -> None:
@@ -109,11 +122,12 @@ def test_index_lists_every_item_not_applicable_scope_and_drift(tmp_path, recorde
 
 
 def test_raw_and_adjusted_verdicts_are_shown(tmp_path, recorded, synthetic) -> None:
-    store, run_id = recorded([synthetic.outcome(verdict="inconclusive", raw_verdict="refuted",
-                                                adjusted_verdict="inconclusive")])
+    refuted = synthetic.outcome(verdict="refuted")
+    family = Adjustment("family", Verdict.REFUTED, Verdict.INCONCLUSIVE, "does not survive Holm over 12 claims", 0.2)
+    store, run_id = recorded([refuted.adjusted(family)])
     out = tmp_path / "reports"
     build_reports(store, run_id, out, plots=False)
-    assert "refuted → inconclusive" in (out / "index.md").read_text()
+    assert "refuted → family: inconclusive" in (out / "index.md").read_text()
     note = json.loads((out / "inconclusive" / "qmv-large-bw.json").read_text())
     assert "Before adjusting for the number of claims tested the verdict was refuted" in note["items"][0]["why"]
 
@@ -144,20 +158,20 @@ def test_a_rebuild_drops_corrections_that_no_longer_apply(tmp_path, recorded, sy
 
 
 def test_measured_phrase_matches_the_banner_style() -> None:
-    row = {"statistic": 0.41, "low": 0.38, "high": 0.44, "n": 24, "confidence_level": 0.95, "unit": "×",
-           "estimate_label": "raw read"}
+    row = _measured(0.41, 0.38, 0.44, 24, "×", label="raw read")
     assert report_text.measured(row) == "0.41× raw read (95% CI 0.38–0.44, n=24)"
-    wide = {"statistic": 101.234, "low": 95.1, "high": 107.9, "n": 10, "confidence_level": 0.9, "unit": "GB/s"}
+    wide = _measured(101.234, 95.1, 107.9, 10, "GB/s", level=0.9)
     assert report_text.measured(wide) == "101 GB/s (90% CI 95–108, n=10)"
-    narrow = {"statistic": 5.0123, "low": 4.41, "high": 5.62, "n": 8, "confidence_level": 0.95, "unit": "ms"}
+    narrow = _measured(5.0123, 4.41, 5.62, 8, "ms")
     assert report_text.figure(narrow) == "5.0 ms [4.4, 5.6]"
-    exact = {"statistic": 47.6, "low": 47.6, "high": 47.6, "n": 1, "unit": "%"}
+    exact = _measured(47.6, 47.6, 47.6, 1, "%", level=1.0)
     assert report_text.figure(exact) == "47.6% (computed)"
 
 
 def test_claimed_bound_for_each_rule() -> None:
     def bound(check: dict) -> str:
-        return report_text.claimed({"claim": {"check": check}}).text
+        claim = Claim.from_record({"id": "c", "check": check})
+        return report_text.claimed(ItemResult(claim, "c", {}, Verdict.HOLDS, "")).text
 
     assert bound({"rule": "at_least", "threshold": 90, "unit": "GB/s"}) == "≥ 90 GB/s"
     assert bound({"rule": "at_most", "threshold": 12, "unit": "ms"}) == "≤ 12 ms"
@@ -172,10 +186,10 @@ def test_a_refuted_computation_is_corrected_as_arithmetic_not_per_machine(tmp_pa
     claim = synthetic.claim_record("moe-ceiling", check={"rule": "exact", "output": "tok_s", "expected": 92,
                                                          "tolerance": 0.63, "unit": "tok/s"},
                                    probe={"name": "roofline", "params": {"gbps": 337, "gb": 3.59}})
-    record = synthetic.outcome("moe-ceiling", item=None, claim=claim, statistic=93.8719, low=93.8719, high=93.8719,
-                               n=1, params={"gbps": 337, "gb": 3.59})
+    record = synthetic.outcome_record("moe-ceiling", item=None, claim=claim, statistic=93.8719, low=93.8719,
+                                      high=93.8719, n=1, params={"gbps": 337, "gb": 3.59})
     record["decision"]["details"] = {"deterministic": True}
-    store, run_id = recorded([record])
+    store, run_id = recorded([ItemResult.from_record(record)])
     out = tmp_path / "reports"
     build_reports(store, run_id, out, plots=False)
     data = json.loads((out / "corrections" / "moe-ceiling.json").read_text())
@@ -202,7 +216,7 @@ def test_a_noise_gated_item_reads_as_gated_not_as_undecided(tmp_path, recorded) 
     decision = rules.decide("at_most", [("ms", samples)], threshold=9.5)
     raw = ItemResult(claim, claim.id, {}, decision.verdict, decision.reason, decision, samples={"ms": tuple(samples)})
     gated = gate_noise(raw, [("ms", samples)], cv_bound=0.10)
-    store, run_id = recorded([gated.to_record()])
+    store, run_id = recorded([gated])
     out = tmp_path / "reports"
     build_reports(store, run_id, out, plots=False)
     note = json.loads((out / "inconclusive" / "step-latency.json").read_text())

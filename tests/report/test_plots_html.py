@@ -113,7 +113,7 @@ def test_html_renders_in_headless_chromium(tmp_path, recorded, synthetic) -> Non
     url = (out / "index.html").resolve().as_uri()
     dom = subprocess.run([*flags, "--dump-dom", url], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
-    for claim_id in {o["claim_id"] for o in outcomes}:
+    for claim_id in {o.claim_id for o in outcomes}:
         assert claim_id in dom.stdout, f"{claim_id} missing from the rendered page"
     assert "<script" not in dom.stdout.lower(), "the injected title stayed text after parsing"
     assert dom.stdout.count("<img") == 5

@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from claimcheck.result import ItemResult
+
 MACHINE_A = {
     "backend": "cpu",
     "device": "AMD EPYC 9R14 96-Core Processor",
@@ -60,7 +62,12 @@ def claim_record(claim_id: str = "qmv-large-bw", **overrides: Any) -> dict[str, 
     return claim
 
 
-def outcome(
+def outcome(*args: Any, **kwargs: Any) -> ItemResult:
+    """One typed result; arguments as for :func:`outcome_record`."""
+    return ItemResult.from_record(outcome_record(*args, **kwargs))
+
+
+def outcome_record(
     claim_id: str = "qmv-large-bw",
     *,
     item: str | None = "size_mib=256",

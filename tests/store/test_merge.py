@@ -38,16 +38,16 @@ def test_merge_two_machines_then_again_adds_nothing(tmp_path: Path) -> None:
     first = merge(dest, [a, b])
     assert (first.runs_added, first.results_added, first.conflicts) == (2, 4, [])
     with EvidenceStore(dest) as merged:
-        assert {r["run_id"] for r in merged.runs()} == {run_a, run_b}
-        assert {r["machine_class"] for r in merged.runs()} == {synth.CLASS_A, synth.CLASS_B}
-        assert [r["statistic"] for r in merged.results(run_b)] == [0.80, 0.80]
-        assert merged.results(run_a)[0]["claim"]["title"].startswith("qmv"), "claims travel with their runs"
+        assert {r.run_id for r in merged.runs()} == {run_a, run_b}
+        assert {r.machine_class for r in merged.runs()} == {synth.CLASS_A, synth.CLASS_B}
+        assert [r.decision.statistic for r in merged.results(run_b)] == [0.80, 0.80]
+        assert merged.results(run_a)[0].claim.title.startswith("qmv"), "claims travel with their runs"
         assert merged.integrity_check() == "ok"
 
     again = merge(dest, [a, b])
     assert (again.runs_added, again.results_added, again.results_skipped) == (0, 0, 4)
     with EvidenceStore(dest) as merged:
-        assert sum(len(merged.results(r["run_id"])) for r in merged.runs()) == 4
+        assert sum(len(merged.results(r.run_id)) for r in merged.runs()) == 4
     assert (_digest(a), _digest(b)) == digests, "sources are never modified"
 
 
@@ -65,7 +65,7 @@ def test_merge_reports_conflicting_items_and_keeps_the_stored_one(tmp_path: Path
     assert result.results_added == 0 and len(result.conflicts) == 1
     assert "size_mib=64" in result.conflicts[0]
     with EvidenceStore(dest) as merged:
-        assert {r["statistic"] for r in merged.results(run_id)} == {0.41}
+        assert {r.decision.statistic for r in merged.results(run_id)} == {0.41}
 
 
 def test_merge_finalises_a_run_still_running_in_dest(tmp_path: Path) -> None:
@@ -79,7 +79,7 @@ def test_merge_finalises_a_run_still_running_in_dest(tmp_path: Path) -> None:
         store.finish_run(run_id)
     assert merge(dest, [src]).runs_updated == 1
     with EvidenceStore(dest) as store:
-        assert store.run(run_id)["status"] == "complete"
+        assert store.run(run_id).status == "complete"
 
 
 def test_merge_reads_an_old_store_without_migrating_it(tmp_path: Path) -> None:

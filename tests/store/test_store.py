@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from claimcheck.claim import Claim
 from claimcheck.result import Adjustment
 from claimcheck.verdict import Verdict
 
@@ -36,19 +38,19 @@ def test_record_and_read_back(tmp_path: Path) -> None:
     store.finish_run(run_id)
 
     (result,) = store.results(run_id)
-    assert result["item_id"] == "qmv-large-bw[size_mib=256]"
-    assert (result["statistic"], result["low"], result["high"], result["n"]) == (0.41, 0.38, 0.44, 24)
-    assert result["rule"] == "ratio" and result["alpha"] == 0.05 and result["confidence_level"] == 0.95
-    assert result["verdict"] == "refuted" and result["raw_verdict"] == "refuted"
-    assert result["samples"] == record["samples"], "every raw sample is kept"
-    assert result["params"] == {"dtype": "bfloat16", "size_mib": 256}
-    assert result["probe"] == "qmv"
-    assert result["claim"]["source"]["doc"] == "docs/qmv-bandwidth.md"
-    assert result["claim"]["check"]["threshold"] == 0.74
+    assert result.item_id == "qmv-large-bw[size_mib=256]"
+    assert (result.decision.statistic, result.decision.low, result.decision.high, result.decision.n) == (0.41, 0.38, 0.44, 24)
+    assert result.decision.rule == "ratio" and result.decision.alpha == 0.05 and result.decision.confidence_level == 0.95
+    assert result.verdict.value == "refuted" and result.result.raw_verdict.value == "refuted"
+    assert result.result.samples == record.samples, "every raw sample is kept"
+    assert result.params == {"dtype": "bfloat16", "size_mib": 256}
+    assert result.claim.probe.name == "qmv"
+    assert result.claim.source.doc == "docs/qmv-bandwidth.md"
+    assert result.claim.check.params["threshold"] == 0.74
     run = store.run(run_id)
-    assert run["status"] == "complete" and run["effective_status"] == "complete"
-    assert run["machine"]["device"].startswith("AMD EPYC")
-    assert run["suite_commit"] == "a" * 40 and run["claims_commit"] == "b" * 40
+    assert run.status == "complete" and run.effective_status == "complete"
+    assert run.machine["device"].startswith("AMD EPYC")
+    assert run.suite_commit == "a" * 40 and run.claims_commit == "b" * 40
     assert store.integrity_check() == "ok"
     assert store.schema_version == 2
 
@@ -67,24 +69,22 @@ def test_repeat_of_same_outcome_is_ignored_and_a_different_one_refused(tmp_path:
     with pytest.raises(DuplicateResult, match="never overwritten"):
         store.record(run_id, synth.outcome(statistic=0.9))
     assert len(store.results(run_id)) == 1
-    assert store.results(run_id)[0]["statistic"] == 0.41
+    assert store.results(run_id)[0].decision.statistic == 0.41
 
 
 @pytest.mark.parametrize(
     "broken, message",
     [
-        ({"item_id": None}, "without an item_id"),
-        ({"claim_id": ""}, "no claim_id"),
-        ({"verdict": "maybe"}, "verdict must be one of"),
+        (lambda r: dataclasses.replace(r, item_id=""), "without an item_id"),
+        (lambda r: dataclasses.replace(r, claim=dataclasses.replace(r.claim, id="")), "no claim_id"),
+        (lambda r: r.to_record(), "must be an ItemResult"),
     ],
 )
-def test_malformed_outcomes_are_refused_in_one_line(tmp_path: Path, broken: dict, message: str) -> None:
+def test_malformed_outcomes_are_refused_in_one_line(tmp_path: Path, broken, message: str) -> None:
     store = EvidenceStore(tmp_path / "ev.sqlite")
     run_id = _run(store)
-    record = synth.outcome()
-    record.update(broken)
     with pytest.raises(StoreError, match=message) as error:
-        store.record(run_id, record)
+        store.record(run_id, broken(synth.outcome()))
     assert "\n" not in str(error.value)
     assert store.results(run_id) == []
 
@@ -102,11 +102,12 @@ def test_unknown_run_and_complete_run_are_refused(tmp_path: Path) -> None:
 def test_claims_are_kept_as_they_were_in_the_run(tmp_path: Path) -> None:
     store = EvidenceStore(tmp_path / "ev.sqlite")
     run_id = _run(store)
-    store.record_claims(run_id, [synth.claim_record("qmv-large-bw"), synth.claim_record("other-claim", title="T2")])
+    store.record_claims(run_id, [Claim.from_record(synth.claim_record("qmv-large-bw")),
+                                 Claim.from_record(synth.claim_record("other-claim", title="T2"))])
     claims = store.claims(run_id)
     assert set(claims) == {"qmv-large-bw", "other-claim"}
-    assert claims["other-claim"]["title"] == "T2"
-    assert claims["qmv-large-bw"]["probe"]["name"] == "qmv"
+    assert claims["other-claim"].title == "T2"
+    assert claims["qmv-large-bw"].probe.name == "qmv"
 
 
 def test_cascade_adjustment_is_appended_and_the_recorded_verdict_kept(tmp_path: Path) -> None:
@@ -117,10 +118,10 @@ def test_cascade_adjustment_is_appended_and_the_recorded_verdict_kept(tmp_path: 
                        chain=("raw-read-bw (refuted)", "qmv-large-bw"))
     store.add_adjustments(run_id, "qmv-large-bw[size_mib=256]", [stale])
     (result,) = store.results(run_id)
-    assert result["verdict"] == "stale"
-    assert result["recorded_verdict"] == "holds"
-    assert result["reason"] == "premise raw-read-bw was refuted"
-    assert result["adjustments"] == [stale.to_record()]
+    assert result.verdict.value == "stale"
+    assert result.result.raw_verdict.value == "holds"
+    assert result.reason == "premise raw-read-bw was refuted"
+    assert result.result.adjustments == (stale,)
 
 
 def test_adjustments_append_in_order_until_the_run_is_finished(tmp_path: Path) -> None:
@@ -131,9 +132,10 @@ def test_adjustments_append_in_order_until_the_run_is_finished(tmp_path: Path) -
                         adjusted_pvalue=0.012)
     store.add_adjustments(run_id, "qmv-large-bw[size_mib=256]", [family])
     (result,) = store.results(run_id)
-    assert (result["verdict"], result["recorded_verdict"]) == ("inconclusive", "refuted")
-    assert (result["adjusted_verdict"], result["adjusted_pvalue"]) == ("inconclusive", 0.012)
-    assert result["reason"] == "refuted before adjusting for 12 claims"
+    assert (result.verdict.value, result.result.raw_verdict.value) == ("inconclusive", "refuted")
+    family_step = result.result.adjustment("family")
+    assert (family_step.after.value, family_step.adjusted_pvalue) == ("inconclusive", 0.012)
+    assert result.reason == "refuted before adjusting for 12 claims"
     with pytest.raises(StoreError, match="no item nope"):
         store.add_adjustments(run_id, "nope", [family])
     with pytest.raises(StoreError, match="is inconclusive; an adjustment from refuted does not apply"):
@@ -147,23 +149,23 @@ def test_adjustments_append_in_order_until_the_run_is_finished(tmp_path: Path) -
 def test_runs_are_listed_newest_first(tmp_path: Path) -> None:
     store = EvidenceStore(tmp_path / "ev.sqlite")
     first, other, second = _three_runs(store)
-    assert [r["run_id"] for r in store.runs()] == [second, other, first]
-    assert [r["run_id"] for r in store.runs(synth.CLASS_A)] == [second, first]
-    assert [r["run_id"] for r in store.runs(limit=1)] == [second]
-    assert store.latest_run(synth.CLASS_B)["run_id"] == other
-    assert store.runs(synth.CLASS_A)[0]["result_count"] == 3
+    assert [r.run_id for r in store.runs()] == [second, other, first]
+    assert [r.run_id for r in store.runs(synth.CLASS_A)] == [second, first]
+    assert [r.run_id for r in store.runs(limit=1)] == [second]
+    assert store.latest_run(synth.CLASS_B).run_id == other
+    assert store.runs(synth.CLASS_A)[0].result_count == 3
 
 
 def test_running_run_of_a_dead_process_reads_incomplete_and_is_marked_so(tmp_path: Path) -> None:
     store = EvidenceStore(tmp_path / "ev.sqlite")
     run_id = _run(store)
-    assert store.run(run_id)["effective_status"] == "running"
+    assert store.run(run_id).effective_status == "running"
     # Pretend the writer was a process that no longer exists.
     store._conn.execute("UPDATE runs SET pid = 2147483600 WHERE run_id = ?", (run_id,))
-    assert store.run(run_id)["status"] == "running"
-    assert store.run(run_id)["effective_status"] == "incomplete"
+    assert store.run(run_id).status == "running"
+    assert store.run(run_id).effective_status == "incomplete"
     _run(store)
-    assert store.run(run_id)["status"] == "incomplete"
+    assert store.run(run_id).status == "incomplete"
 
 
 def _three_runs(store: EvidenceStore) -> tuple[str, str, str]:
@@ -188,7 +190,7 @@ def _three_runs(store: EvidenceStore) -> tuple[str, str, str]:
 def test_drift_compares_with_the_previous_run_of_the_same_machine_class(tmp_path: Path) -> None:
     store = EvidenceStore(tmp_path / "ev.sqlite")
     first, other, second = _three_runs(store)
-    assert store.previous_run(second)["run_id"] == first, "the class-B run in between is not comparable"
+    assert store.previous_run(second).run_id == first, "the class-B run in between is not comparable"
     drifts = {d.item_id: d for d in store.drift(second)}
     assert set(drifts) == {"qmv-large-bw[size_mib=64]", "qmv-large-bw[size_mib=128]"}
     verdict = drifts["qmv-large-bw[size_mib=64]"]
@@ -204,10 +206,10 @@ def test_drift_compares_with_the_previous_run_of_the_same_machine_class(tmp_path
 def test_history_spans_runs_and_machine_classes(tmp_path: Path) -> None:
     store = EvidenceStore(tmp_path / "ev.sqlite")
     first, other, second = _three_runs(store)
-    rows = [r for r in store.history("qmv-large-bw") if r["item_id"].endswith("[size_mib=64]")]
-    assert [r["run_id"] for r in rows] == [first, other, second]
-    assert [r["machine_class"] for r in rows] == [synth.CLASS_A, synth.CLASS_B, synth.CLASS_A]
-    assert [r["verdict"] for r in rows] == ["holds", "refuted", "refuted"]
+    rows = [r for r in store.history("qmv-large-bw") if r.item_id.endswith("[size_mib=64]")]
+    assert [r.run_id for r in rows] == [first, other, second]
+    assert [r.machine_class for r in rows] == [synth.CLASS_A, synth.CLASS_B, synth.CLASS_A]
+    assert [r.verdict.value for r in rows] == ["holds", "refuted", "refuted"]
     assert store.history("no-such-claim") == []
 
 
@@ -219,8 +221,8 @@ def test_resolve_run_by_prefix_and_latest(tmp_path: Path) -> None:
                         run_id="run-alpha")
     b = store.begin_run(machine={}, machine_class="x", options={}, suite_commit=None, claims_commit=None,
                         run_id="run-beta")
-    assert store.resolve_run("latest")["run_id"] == b
-    assert store.resolve_run("run-a")["run_id"] == a
+    assert store.resolve_run("latest").run_id == b
+    assert store.resolve_run("run-a").run_id == a
     with pytest.raises(StoreError, match="ambiguous"):
         store.resolve_run("run-")
     with pytest.raises(StoreError, match="already exists"):

@@ -107,7 +107,7 @@ def test_concurrent_writers_each_keep_every_item(tmp_path: Path) -> None:
         _wait_until(lambda: all((barrier / f"ready-{i}").exists() for i in range(3)), "3 writers at the barrier",
                     writers)
         with EvidenceStore(path) as store:
-            open_runs = [run for run in store.runs() if run["status"] == "running"]
+            open_runs = [run for run in store.runs() if run.status == "running"]
         assert len(open_runs) == 3, "a writer's begin_run marked another live writer's run as dead"
         (barrier / "go").touch()
         outputs = [w.communicate(timeout=DEADLINE_S) for w in writers]
@@ -121,15 +121,15 @@ def test_concurrent_writers_each_keep_every_item(tmp_path: Path) -> None:
         assert out.strip().endswith("done")
     run_ids = [out.splitlines()[0].split()[1] for out, _ in outputs]
     assert len(set(run_ids)) == 3
-    assert {run["run_id"] for run in open_runs} == set(run_ids)
+    assert {run.run_id for run in open_runs} == set(run_ids)
     with EvidenceStore(path) as store:
         assert store.integrity_check() == "ok"
         for index, run_id in enumerate(run_ids):
-            assert store.run(run_id)["status"] == "complete"
+            assert store.run(run_id).status == "complete"
             rows = store.results(run_id)
-            assert sorted(r["item_id"] for r in rows) == sorted(f"qmv-large-bw[size_mib={i}]" for i in range(count))
-            wrong = [r["item_id"] for r in rows
-                     if r["statistic"] != pytest.approx(index + int(r["item_id"].split("=")[1][:-1]) / 1000)]
+            assert sorted(r.item_id for r in rows) == sorted(f"qmv-large-bw[size_mib={i}]" for i in range(count))
+            wrong = [r.item_id for r in rows
+                     if r.decision.statistic != pytest.approx(index + int(r.item_id.split("=")[1][:-1]) / 1000)]
             assert not wrong, f"run {run_id} holds items written by another writer: {wrong}"
 
 
@@ -194,15 +194,15 @@ def test_sigkill_mid_run_keeps_completed_items_and_reads_incomplete(tmp_path: Pa
     raw.close()
 
     store = EvidenceStore(path)
-    stored = {r["item_id"] for r in store.results(run_id)}
+    stored = {r.item_id for r in store.results(run_id)}
     assert set(committed) <= stored, "every item reported as recorded survived the kill"
     assert len(stored) - len(committed) <= 1, "at most the one in flight when killed may also be there"
     run = store.run(run_id)
-    assert run["status"] == "running" and run["effective_status"] == "incomplete"
+    assert run.status == "running" and run.effective_status == "incomplete"
     later = store.begin_run(machine=synth.MACHINE_A, machine_class=synth.CLASS_A, options={},
                             suite_commit=None, claims_commit=None)
-    assert store.run(run_id)["status"] == "incomplete", "a later run marks the dead one"
-    assert store.run(later)["status"] == "running"
+    assert store.run(run_id).status == "incomplete", "a later run marks the dead one"
+    assert store.run(later).status == "running"
 
 
 # Statements that never wait for another connection's write lock (WAL readers, connection
@@ -331,11 +331,11 @@ def test_v0_store_is_migrated_keeping_every_row(tmp_path: Path) -> None:
     assert store.schema_version == SCHEMA_VERSION == 2
     assert store.integrity_check() == "ok"
     (old,) = store.results("old-1")
-    assert old["statistic"] == 0.8 and old["verdict"] == "holds" and old["recorded_verdict"] == "holds"
-    assert old["samples"] == {"qmv_gbps": [1.0, 2.0]}
-    assert old["mde"] is None and old["decision"] is None
-    assert store.run("old-1")["status"] == "complete"
-    assert store.run("old-2")["effective_status"] == "incomplete", "a v0 run left running has no writer"
+    assert old.decision.statistic == 0.8 and old.verdict.value == "holds" and old.result.raw_verdict.value == "holds"
+    assert old.result.samples == {"qmv_gbps": (1.0, 2.0)}
+    assert old.decision.mde is None, "a v0 row has no MDE; its decision is rebuilt from its columns"
+    assert store.run("old-1").status == "complete"
+    assert store.run("old-2").effective_status == "incomplete", "a v0 run left running has no writer"
     run_id = store.begin_run(machine=synth.MACHINE_A, machine_class=synth.CLASS_A, options={},
                              suite_commit=None, claims_commit="x")
     store.record(run_id, synth.outcome(item="size_mib=64", verdict="holds", statistic=0.79, low=0.77, high=0.81))

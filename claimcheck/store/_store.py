@@ -1,0 +1,251 @@
+"""The evidence store: one SQLite file in WAL mode, opened for writing runs or for reading them."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from claimcheck.claim import Claim
+from claimcheck.result import Adjustment, ItemResult
+
+from ._base import BUSY_TIMEOUT_MS, DEFAULT_PATH, SCHEMA_VERSION, DuplicateResult, StoreError, Transaction, \
+    connect_readonly, dumps, now
+from ._process import new_run_id, process_alive, process_start
+from ._reading import StoreReading
+from ._rows import claim_dict, insert_adjustments, insert_result, result_row
+from ._schema import classify, create_or_migrate
+
+
+class EvidenceStore(StoreReading):
+    """A claimcheck evidence store in one SQLite file.
+
+    Args:
+        path: the file; created (with its folder) if missing. ``":memory:"``
+            works for tests.
+        readonly: open without creating, migrating or writing anything.
+
+    Raises:
+        StoreError: the file is a newer or unknown schema, or not SQLite at all.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_PATH, *, readonly: bool = False) -> None:
+        self.path = Path(path) if str(path) != ":memory:" else Path(":memory:")
+        self.readonly = readonly
+        label = str(path)
+        memory = str(path) == ":memory:"
+        if not memory and self.path.exists():
+            # Inspect read-only first so a refused file is never touched (not even the WAL switch).
+            probe = connect_readonly(self.path)
+            try:
+                # One read transaction: a store another process creates meanwhile is seen whole or not at all.
+                probe.execute("BEGIN")
+                version = classify(probe, label)
+                probe.execute("COMMIT")
+            finally:
+                probe.close()
+        else:
+            if readonly:
+                raise StoreError(f"{label}: no evidence store there")
+            version = None
+        if readonly:
+            if version not in (1, SCHEMA_VERSION):
+                raise StoreError(f"{label}: evidence store is schema version {version}; open it writable once to migrate")
+            self._conn = connect_readonly(self.path)
+            return
+        if not memory:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(
+            str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not memory:
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"{label}: cannot switch the store to WAL mode (got {mode})")
+        # FULL: an item reported as recorded survives a crash of the machine too, not just of the process.
+        self._conn.execute("PRAGMA synchronous = FULL")
+        self._conn.execute("PRAGMA foreign_keys = ON")
+        if version != SCHEMA_VERSION:
+            create_or_migrate(self._conn, label)
+
+    # -- plumbing
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "EvidenceStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self) -> Transaction:
+        if self.readonly:
+            raise StoreError(f"{self.path}: store opened read-only")
+        return Transaction(self._conn)
+
+    def integrity_check(self) -> str:
+        """SQLite's own verdict on the file: ``"ok"`` when sound."""
+        return "; ".join(row[0] for row in self._conn.execute("PRAGMA integrity_check"))
+
+    @property
+    def schema_version(self) -> int:
+        return self._conn.execute("PRAGMA user_version").fetchone()[0]
+
+    # -- writing
+
+    def begin_run(
+        self,
+        *,
+        machine: Mapping[str, Any],
+        machine_class: str,
+        options: Mapping[str, Any] | None = None,
+        suite_commit: str | None = None,
+        claims_commit: str | None = None,
+        run_id: str | None = None,
+    ) -> str:
+        """Open a run (status ``running``) and return its id.
+
+        Also marks as ``incomplete`` every ``running`` run of this host whose
+        writer process is gone (killed, crashed), so it is never mistaken for
+        one in progress.
+        """
+        run_id = run_id or new_run_id()
+        host = socket.gethostname()
+        pid = os.getpid()
+        with self._write() as conn:
+            self._mark_dead_runs(conn, host)
+            if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone():
+                raise StoreError(f"{self.path}: run {run_id} already exists")
+            conn.execute(
+                "INSERT INTO runs (run_id, started, status, suite_commit, claims_commit, machine, machine_class,"
+                " options, host, pid, pid_started) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    now(),
+                    suite_commit,
+                    claims_commit,
+                    dumps(dict(machine)),
+                    machine_class,
+                    dumps(dict(options or {})),
+                    host,
+                    pid,
+                    process_start(pid),
+                ),
+            )
+        return run_id
+
+    def _mark_dead_runs(self, conn: sqlite3.Connection, host: str) -> None:
+        rows = conn.execute(
+            "SELECT run_id, host, pid, pid_started FROM runs WHERE status = 'running'"
+        ).fetchall()
+        for run_id, run_host, pid, pid_started in rows:
+            if run_host is None or (run_host == host and not process_alive(pid, pid_started)):
+                conn.execute("UPDATE runs SET status = 'incomplete' WHERE run_id = ?", (run_id,))
+
+    def record_claims(self, run_id: str, claims: Iterable[Claim]) -> None:
+        """Keep the claims of a run as they were, before any of its items is recorded."""
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            for claim in claims:
+                data = claim_dict(claim)
+                claim_id = data.get("id") or data.get("claim_id")
+                if not isinstance(claim_id, str) or not claim_id:
+                    raise StoreError(f"run {run_id}: a claim without an id cannot be recorded")
+                self._insert_claim(conn, run_id, claim_id, data)
+
+    def _insert_claim(self, conn: sqlite3.Connection, run_id: str, claim_id: str, data: Mapping[str, Any]) -> int:
+        probe = data.get("probe")
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO claims (run_id, claim_id, content_hash, title, statement, source, scope,"
+            " check_spec, probe, depends_on, tags, path, line) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                claim_id,
+                data.get("content_hash"),
+                data.get("title"),
+                data.get("statement"),
+                dumps(data.get("source") or {}),
+                dumps(data.get("scope") or {}),
+                dumps(data.get("check") or {}),
+                dumps(probe) if probe is not None else None,
+                dumps(list(data.get("depends_on") or [])),
+                dumps(list(data.get("tags") or [])),
+                data.get("path"),
+                data.get("line"),
+            ),
+        )
+        return cursor.rowcount
+
+    def _require_run(self, conn: sqlite3.Connection, run_id: str, *, running: bool = False) -> None:
+        row = conn.execute("SELECT status FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: no run {run_id}")
+        if running and row[0] == "complete":
+            raise StoreError(f"{self.path}: run {run_id} is complete; no results can be added to it")
+
+    def record(self, run_id: str, outcome: ItemResult) -> bool:
+        """Store one finished item (with the adjustments it already has), in one transaction.
+
+        Exactly once per ``(run_id, item_id)``: repeating the *same* outcome
+        is ignored (so a retried write is harmless) and returns ``False``; a
+        *different* outcome for an item already stored raises
+        :class:`DuplicateResult`, because evidence is never overwritten.
+
+        Returns:
+            ``True`` when the row was written.
+        """
+        if not isinstance(outcome, ItemResult):
+            raise StoreError(f"run {run_id}: a result must be an ItemResult, got {type(outcome).__name__}")
+        record = outcome.to_record()
+        row, claim = result_row(run_id, record)
+        with self._write() as conn:
+            self._require_run(conn, run_id, running=True)
+            existing = conn.execute(
+                "SELECT outcome_hash FROM results WHERE run_id = ? AND item_id = ?", (run_id, row["item_id"])
+            ).fetchone()
+            if existing is not None:
+                if existing[0] == row["outcome_hash"]:
+                    return False
+                raise DuplicateResult(
+                    f"run {run_id}: item {row['item_id']} already has a different result; evidence is never overwritten"
+                )
+            if claim:
+                self._insert_claim(conn, run_id, row["claim_id"], claim)
+            insert_result(conn, row)
+            insert_adjustments(conn, run_id, row["item_id"], outcome.adjustments, first_seq=0)
+        return True
+
+    def add_adjustments(self, run_id: str, item_id: str, adjustments: Sequence[Adjustment]) -> None:
+        """Append run-level adjustments (family, cascade) to a stored item; earlier rows are never changed.
+
+        Each adjustment must start from the item's current final verdict. Allowed until the run is finished.
+        """
+        if not adjustments:
+            return
+        with self._write() as conn:
+            self._require_run(conn, run_id, running=True)
+            row = conn.execute("SELECT verdict FROM results WHERE run_id = ? AND item_id = ?",
+                               (run_id, item_id)).fetchone()
+            if row is None:
+                raise StoreError(f"run {run_id}: no item {item_id} to adjust")
+            last = conn.execute("SELECT seq, after FROM adjustments WHERE run_id = ? AND item_id = ?"
+                                " ORDER BY seq DESC LIMIT 1", (run_id, item_id)).fetchone()
+            current, seq = (last[1], last[0] + 1) if last else (row[0], 0)
+            if adjustments[0].before.value != current:
+                raise StoreError(f"run {run_id}: item {item_id} is {current}; an adjustment from "
+                                 f"{adjustments[0].before.value} does not apply")
+            insert_adjustments(conn, run_id, item_id, adjustments, first_seq=seq)
+
+    def finish_run(self, run_id: str, *, complete: bool = True) -> None:
+        """Close a run: ``complete`` when every selected item ran, else ``incomplete``."""
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            conn.execute(
+                "UPDATE runs SET finished = ?, status = ? WHERE run_id = ?",
+                (now(), "complete" if complete else "incomplete", run_id),
+            )
