@@ -51,7 +51,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     if not Path(args.store).exists():
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
-    with EvidenceStore(args.store) as store:
+    with EvidenceStore(args.store, readonly=True) as store:
         result = build_reports(store, args.run, args.out, plots=not args.no_plots)
     counts = ", ".join(f"{n} {verdict}" for verdict, n in result.counts.items() if n)
     print(f"run {result.run_id}: {counts or 'no items'}")
@@ -67,7 +67,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
 
     if not Path(args.store).exists():
         return _fail(f"{args.store}: no evidence store there")
-    with EvidenceStore(args.store) as store:
+    with EvidenceStore(args.store, readonly=True) as store:
         for run in store.runs(args.machine_class):
             print(f"{run.run_id}  {run.effective_status:<10}  {run.started}  {run.machine_class}"
                   f"  {run.result_count} items")
@@ -132,7 +132,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     if not Path(args.store).exists():
         return _fail(f"{args.store}: no evidence store there")
-    with EvidenceStore(args.store) as store:
+    with EvidenceStore(args.store, readonly=True) as store:
         rows = store.history(args.claim_id)
     if not rows:
         return _fail(f"history: no results for claim `{args.claim_id}` in {args.store}")

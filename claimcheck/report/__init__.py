@@ -61,7 +61,7 @@ def build_reports(
     if isinstance(store, EvidenceStore):
         report = gather(store, run_id)
     else:
-        opened = EvidenceStore(store)  # ours to open, ours to close
+        opened = EvidenceStore(store, readonly=True)  # ours to open, ours to close; reading never writes
         try:
             report = gather(opened, run_id)
         finally:

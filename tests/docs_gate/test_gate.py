@@ -65,11 +65,12 @@ check: {rule: at_most}
 
 def outcome(claim_id: str, verdict: str, statistic: float | None = None, low: float | None = None,
             high: float | None = None, unit: str | None = "ratio", *, item: str | None = None,
-            reason: str = "", params: dict | None = None) -> ItemResult:
+            reason: str = "", params: dict | None = None, computed: bool = False) -> ItemResult:
     decision = None
     if statistic is not None:
-        decision = {"rule": "at_least", "statistic": statistic, "low": low, "high": high, "confidence_level": 0.95,
-                    "n": 20, "alpha": 0.05}
+        decision = {"rule": "at_least", "statistic": statistic, "low": low, "high": high,
+                    "confidence_level": 1.0 if computed else 0.95, "n": 1 if computed else 20, "alpha": 0.05,
+                    "details": {"deterministic": True} if computed else {}}
     claim = {"id": claim_id, "check": {"rule": "at_least", "threshold": 0, "unit": unit}}
     return ItemResult.from_record({"claim_id": claim_id, "item_id": item or claim_id, "params": params or {},
                                    "verdict": verdict, "reason": reason or f"{verdict} (test)", "decision": decision,
@@ -342,3 +343,56 @@ def test_command_line(tmp_path, store_path, claims_dir, capsys):
     assert main(args + ["--machine-class", M1]) == 1  # 41% is not what the M1 Max measured
     assert main([str(doc), "--store", str(tmp_path / "absent.sqlite")]) == 2
     capsys.readouterr()
+
+
+def test_comments_in_code_are_not_anchors(tmp_path, store_path, claims_dir):
+    text = ("# F\n\nWrite `<!-- claim: nosuch -->` after the sentence; ``a ` <!-- claim: nosuch -->`` too.\n\n"
+            "```markdown\nqmv reaches 95%. <!-- claim: qmv-large-bw -->\n```\n\n"
+            "    <!-- claim: nosuch -->\n\n"
+            "| how | example |\n|---|---|\n| anchor | `<!-- claim: nosuch -->` |\n")
+    report = gate(tmp_path, text, store_path, claims_dir)
+    assert report.ok and report.anchors == 0, messages(report)
+    real = gate(tmp_path, text + "\nqmv reaches 95%. <!-- claim: qmv-large-bw -->\n", store_path, claims_dir)
+    assert real.anchors == 1 and [p.code for p in real.problems] == ["disagrees"]
+    assert real.problems[0].line == 15, "the real anchor is found at its own line after the code"
+
+
+def test_a_computed_claim_checks_figures_whatever_machine_the_sentence_names(tmp_path, claims_dir):
+    store = make_store(tmp_path / "s.sqlite", [
+        (CPU, [outcome("weights-gb", "holds", 0.6936, 0.6936, 0.6936, "GB", computed=True)]),
+        (M1, [outcome("qmv-large-bw", "holds", 0.80, 0.78, 0.82)]),
+    ])
+
+    def run(sentence: str, **options):
+        return gate(tmp_path, sentence + " <!-- claim: weights-gb -->\n", store, claims_dir, **options)
+
+    assert run("On the M1 Max, CPM5-1B streams 0.694 GB per token.").ok
+    for options in ({}, {"machine_class": M1}, {"machine_class": CPU}):
+        wrong = run("On the M1 Max, CPM5-1B streams 0.794 GB per token.", **options)
+        assert [p.code for p in wrong.problems] == ["disagrees"], (options, messages(wrong))
+        assert "\"0.794 GB\" disagrees with claim `weights-gb`" in wrong.problems[0].message
+        assert "the same on every machine" in wrong.problems[0].message
+    # a measured (not computed) figure still follows the machine the sentence names
+    def measured(sentence: str):
+        return gate(tmp_path, sentence + " <!-- claim: qmv-large-bw -->\n", store, claims_dir, machine_class=M1)
+
+    assert [p.code for p in measured("qmv reaches 95% of raw bandwidth.").problems] == ["disagrees"]
+    assert measured("On the H200, qmv reaches 95% of raw bandwidth.").ok, "cited for a machine not measured here"
+
+
+def test_a_fresh_clone_gates_on_the_committed_profiles(tmp_path, claims_dir, monkeypatch, capsys):
+    profiles = tmp_path / "reports" / "profiles"
+    profiles.mkdir(parents=True)
+    make_store(profiles / "cpu.sqlite", [(CPU, [outcome("weights-gb", "holds", 0.6936, 0.6936, 0.6936, "GB",
+                                                        computed=True)])])
+    before = (profiles / "cpu.sqlite").read_bytes()
+    doc = tmp_path / "docs" / "d.md"
+    doc.parent.mkdir()
+    doc.write_text("CPM5-1B streams 0.694 GB per token. <!-- claim: weights-gb -->\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["docs", "--claims", str(claims_dir)]) == 0
+    assert "evidence from the committed profiles in reports/profiles" in capsys.readouterr().err
+    doc.write_text("CPM5-1B streams 0.794 GB per token. <!-- claim: weights-gb -->\n", encoding="utf-8")
+    assert main(["docs", "--claims", str(claims_dir)]) == 1
+    assert (profiles / "cpu.sqlite").read_bytes() == before, "the committed profile is never written"
+    assert not (tmp_path / "reports" / "claimcheck.sqlite").exists()

@@ -1,160 +1,14 @@
-"""Figures (numbers with units, ranges, counts) and the Markdown sentences that carry them.
-
-Both the docs gate and the claim drafter read prose such as ``reaches **74–88%** of raw
-bandwidth``, ``~10–15 µs/op``, ``2.12 ms → 268 GB/s`` or ``0 exact matches in 924``; this
-module turns that text into typed :class:`Figure` objects and converts between units of one
-family (``GiB`` is 2**30 bytes, ``GB`` is 10**9: the two are never mixed up), so that a
-quoted figure can be compared with a measured interval in whatever unit either was written.
-
-What is *not* a figure, on purpose: identifiers with digits (``e4b``, ``M1``, ``bf16``,
-``12B``, ``4-bit``, ``CPM5-1B``), versions (``0.31.2``), dates (``2026-07-01``), section
-and issue marks (``§3``, ``#4``), file positions (``generate.ts:512-516``), dimension products
-(``2816×704×3``) and context sizes (``@8k``). Inline code, fenced code and HTML comments are
-blanked before parsing by :func:`read_markdown`.
-"""
+"""Figures in prose: values, ranges, counts and ± spreads, with their units and places in the text."""
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Literal
 
+from ._units import BASE_UNITS, NUMBER_UNIT, UNITS, Unit, UnitError, convert, unit_of
+
 FigureKind = Literal["value", "range", "count", "plusminus"]
-
-# ---------------------------------------------------------------------------
-# Units
-
-
-@dataclass(frozen=True)
-class Unit:
-    """A unit spelling's meaning: its family and the factor to the family's base unit."""
-
-    symbol: str  # canonical spelling, e.g. "µs", "GB/s", "%"
-    family: str  # "time" | "bandwidth" | "size" | "throughput" | "fraction" | "information" | "count" | "number"
-    factor: float  # value in this unit x factor = value in the family's base unit
-    higher_is_better: bool | None = None
-
-
-BASE_UNITS = {
-    "time": "s",
-    "bandwidth": "B/s",
-    "size": "B",
-    "throughput": "tok/s",
-    "fraction": "ratio",
-    "information": "nat",
-    "count": "count",
-    "number": "",
-}
-
-_KI, _MI, _GI, _TI = 2.0**10, 2.0**20, 2.0**30, 2.0**40
-
-
-def _units() -> dict[str, Unit]:
-    table: dict[str, Unit] = {}
-
-    def add(symbol: str, family: str, factor: float, *spellings: str, better: bool | None = None) -> None:
-        unit = Unit(symbol, family, factor, better)
-        for spelling in (symbol, *spellings):
-            table[spelling] = unit
-
-    add("s", "time", 1.0, "sec", "secs", "seconds", better=False)
-    add("ms", "time", 1e-3, "msec", better=False)
-    add("µs", "time", 1e-6, "μs", "us", "usec", better=False)
-    add("ns", "time", 1e-9, better=False)
-    for prefix, decimal, binary in (("K", 1e3, _KI), ("M", 1e6, _MI), ("G", 1e9, _GI), ("T", 1e12, _TI)):
-        add(f"{prefix}B/s", "bandwidth", decimal, *(["kB/s"] if prefix == "K" else []), better=True)
-        add(f"{prefix}iB/s", "bandwidth", binary, better=True)
-        add(f"{prefix}B", "size", decimal, *(["kB"] if prefix == "K" else []))
-        add(f"{prefix}iB", "size", binary)
-    add("B/s", "bandwidth", 1.0, better=True)
-    add("bytes", "size", 1.0, "byte", "B")
-    add("tok/s", "throughput", 1.0, "tokens/s", "token/s", "tok/sec", "tokens/sec", "t/s", better=True)
-    add("%", "fraction", 0.01)
-    add("x", "fraction", 1.0, "×")
-    add("ratio", "fraction", 1.0, "rate", "fraction", "1")
-    add("nat", "information", 1.0, "nats")
-    add("bit", "information", math.log(2.0), "bits")
-    add("count", "count", 1.0)
-    return table
-
-
-UNITS: dict[str, Unit] = _units()
-_NUMBER_UNIT = Unit("", "number", 1.0)
-
-
-class UnitError(ValueError):
-    """Two units cannot be compared (different families) or a spelling is unknown."""
-
-
-def split_per(spelling: str) -> tuple[str, str | None]:
-    """``"ms/tok"`` -> ``("ms", "tok")``; units whose own spelling has a slash stay whole."""
-    spelling = spelling.strip()
-    if spelling in UNITS or "/" not in spelling:
-        return spelling, None
-    head, _, per = spelling.rpartition("/")
-    if head in UNITS:
-        return head, per
-    return spelling, None
-
-
-def unit_of(spelling: str | None) -> Unit | None:
-    """The :class:`Unit` for a spelling (``"GiB"``, ``"µs/op"``, ``"%"``); ``None`` if unknown.
-
-    ``None``/``""`` mean a bare number (family ``number``).
-    """
-    if spelling is None or not spelling.strip():
-        return _NUMBER_UNIT
-    head, _ = split_per(spelling)
-    return UNITS.get(head)
-
-
-def family_of(spelling: str | None) -> str | None:
-    unit = unit_of(spelling)
-    return unit.family if unit else None
-
-
-def compatible(family_a: str | None, family_b: str | None) -> bool:
-    """Families that convert into each other: equal ones, and bare numbers with fractions."""
-    if family_a is None or family_b is None:
-        return False
-    return family_a == family_b or {family_a, family_b} == {"number", "fraction"}
-
-
-def convert(value: float, from_unit: str | None, to_unit: str | None) -> float:
-    """Convert ``value`` between two units of one family (``0.448 GiB`` -> ``0.481 GB``)."""
-    source, target = unit_of(from_unit), unit_of(to_unit)
-    if source is None or target is None:
-        raise UnitError(f"unknown unit {from_unit if source is None else to_unit!r}")
-    if not compatible(source.family, target.family):
-        raise UnitError(f"cannot convert {source.symbol or 'a bare number'} ({source.family}) "
-                        f"to {target.symbol or 'a bare number'} ({target.family})")
-    if math.isinf(value):
-        return value
-    return value * source.factor / target.factor
-
-
-def format_value(value: float | None, unit: str | None = None) -> str:
-    """A readable number with its unit: ``41%``, ``268 GB/s``, ``0.41``, ``-inf``."""
-    if value is None:
-        return "?"
-    if math.isinf(value):
-        return "∞" if value > 0 else "-∞"
-    text = f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
-    if "e" in text:
-        text = f"{value:.3e}"
-    symbol = (known.symbol if (known := unit_of(unit)) else unit) or ""
-    if symbol in ("", "ratio", "count"):
-        return text
-    if symbol == "%":
-        return f"{text}%"
-    if symbol == "x":
-        return f"{text}x"
-    return f"{text} {unit}"
-
-
-# ---------------------------------------------------------------------------
-# Figures
 
 
 @dataclass(frozen=True)
@@ -197,7 +51,7 @@ class Figure:
 
     @property
     def unit_info(self) -> Unit:
-        return unit_of(self.unit) or _NUMBER_UNIT
+        return unit_of(self.unit) or NUMBER_UNIT
 
     @property
     def family(self) -> str:
@@ -402,14 +256,14 @@ def _between(text: str, left: _Token, right: _Token) -> str:
     return text[left.end:right.start]
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     starts = [0]
     for match in re.finditer("\n", text):
         starts.append(match.end())
     return starts
 
 
-def _position(starts: list[int], offset: int) -> tuple[int, int]:
+def position_of(starts: list[int], offset: int) -> tuple[int, int]:
     import bisect
 
     index = bisect.bisect_right(starts, offset) - 1
@@ -429,15 +283,14 @@ def parse_figures(text: str) -> list[Figure]:
     """
     tokens = _scan(text)
     figures: list[Figure] = []
-    starts = _line_starts(text)
+    starts = line_starts(text)
     bold = _bold_spans(text)
     group = 0
     i = 0
-    pending: list[tuple[_Token, str | None, str | None, bool]] = []  # token, role, unit, inherited
 
     def emit_value(token: _Token, *, role: str | None, unit: str | None, per: str | None, inherited: bool,
                    group_id: int) -> None:
-        line, column = _position(starts, token.start)
+        line, column = position_of(starts, token.start)
         kind: FigureKind = "count" if (unit is None and (token.count_of is not None or token.noun)) else "value"
         end = token.end
         if kind == "count" and token.noun and token.count_of is None:
@@ -455,7 +308,7 @@ def parse_figures(text: str) -> list[Figure]:
         gap = _between(text, token, nxt) if nxt else ""
         # plus-minus: "±0.01 ms"
         if token.sign == "±":
-            line, column = _position(starts, token.start)
+            line, column = position_of(starts, token.start)
             figures.append(Figure(
                 text=text[token.start:token.end].strip(), low=-token.number, high=token.number, unit=token.unit,
                 start=token.start, end=token.end, line=line, column=column, approx=token.approx, kind="plusminus",
@@ -468,7 +321,7 @@ def parse_figures(text: str) -> list[Figure]:
         if nxt and token.count_of is None and (joined or re.fullmatch(r"[*_]*(?:\s*–\s*|\s+to\s+)[*_]*", gap)) and (
                 token.unit is None or token.unit == nxt.unit):
             low, high = sorted((token.number, nxt.number))
-            line, column = _position(starts, token.start)
+            line, column = position_of(starts, token.start)
             unit = nxt.unit
             figures.append(Figure(
                 text=text[token.start:nxt.end].strip(), low=low, high=high, unit=unit,
@@ -507,7 +360,7 @@ def parse_figures(text: str) -> list[Figure]:
         if (len(chain) == 2 and joiners == ["/"] and all(t.unit is None and t.integer for t in chain)
                 and _between(text, chain[0], chain[1]) == "/"):
             left, right = chain
-            line, column = _position(starts, left.start)
+            line, column = position_of(starts, left.start)
             figures.append(Figure(
                 text=text[left.start:right.end].strip(), low=left.number, high=left.number, unit=None,
                 start=left.start, end=right.end, line=line, column=column, approx=left.approx, kind="count",
@@ -552,244 +405,3 @@ def group_text(text: str, figures: Iterable[Figure]) -> str:
     """The source text spanned by figures of one group (``2.12 ms → 268 GB/s``)."""
     figures = list(figures)
     return text[min(f.start for f in figures):max(f.end for f in figures)].strip()
-
-
-# ---------------------------------------------------------------------------
-# Markdown sentences
-
-SentenceKind = Literal["prose", "list", "heading", "table", "quote"]
-
-
-@dataclass(frozen=True)
-class Cell:
-    """A table cell: its span in the document and its column header."""
-
-    start: int
-    end: int
-    header: str
-    index: int
-
-
-@dataclass(frozen=True)
-class Sentence:
-    """One sentence of prose, one heading, or one table row, with its place in the doc."""
-
-    start: int
-    end: int
-    line: int
-    kind: SentenceKind
-    section: str
-    cells: tuple[Cell, ...] = ()
-
-    def text(self, doc: "MarkdownDoc", *, masked: bool = False) -> str:
-        return (doc.masked if masked else doc.text)[self.start:self.end]
-
-
-@dataclass(frozen=True)
-class Comment:
-    """An HTML comment ``<!-- ... -->``: its body and span."""
-
-    body: str
-    start: int
-    end: int
-
-
-@dataclass
-class MarkdownDoc:
-    """A Markdown document split into sentences, with code and comments blanked in ``masked``.
-
-    Offsets are shared between ``text`` and ``masked`` (blanking keeps every character's
-    place), so a figure found in ``masked`` can be reported at its real line and column.
-    """
-
-    text: str
-    masked: str
-    sentences: list[Sentence]
-    comments: list[Comment]
-    _starts: list[int] = field(default_factory=list, repr=False)
-    _figures: list[Figure] | None = field(default=None, repr=False)
-
-    def position(self, offset: int) -> tuple[int, int]:
-        """1-based ``(line, column)`` of a character offset."""
-        if not self._starts:
-            self._starts = _line_starts(self.text)
-        return _position(self._starts, offset)
-
-    @property
-    def figures(self) -> list[Figure]:
-        """Every figure outside code and comments, with lines and columns of the whole doc."""
-        if self._figures is None:
-            self._figures = parse_figures(self.masked)
-        return self._figures
-
-    def figures_in(self, start: int, end: int) -> list[Figure]:
-        return [f for f in self.figures if start <= f.start and f.end <= end]
-
-    def sentence_at(self, offset: int) -> Sentence | None:
-        for sentence in self.sentences:
-            if sentence.start <= offset < sentence.end:
-                return sentence
-        return None
-
-
-def _blank(chars: list[str], start: int, end: int) -> None:
-    for i in range(start, end):
-        if chars[i] != "\n":
-            chars[i] = " "
-
-
-_FENCE_RE = re.compile(r"^[ \t]{0,3}(```+|~~~+).*?$.*?^[ \t]{0,3}\1[ \t]*$", re.M | re.S)
-_COMMENT_RE = re.compile(r"<!--(.*?)-->", re.S)
-_INLINE_CODE_RE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
-_LINK_TARGET_RE = re.compile(r"(?<=\])\([^)\s]*(?:\s+\"[^\"]*\")?\)")
-_HEADING_RE = re.compile(r"^[ \t]{0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_LIST_RE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+")
-_RULE_RE = re.compile(r"^[ \t]{0,3}(?:-{3,}|\*{3,}|_{3,})[ \t]*$")
-_TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_SENTENCE_END_RE = re.compile(r"[.!?][*_)\]\"'”’]*(?=\s+\S)")
-_ABBREVIATIONS = ("e.g.", "i.e.", "vs.", "etc.", "cf.", "approx.", "fig.", "no.", "al.", "resp.")
-
-
-def _clean_heading(text: str) -> str:
-    text = re.sub(r"[*_`]", "", text)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _split_sentences(masked: str, start: int, end: int) -> list[tuple[int, int]]:
-    spans = []
-    cursor = start
-    for match in _SENTENCE_END_RE.finditer(masked, start, end):
-        stop = match.end()
-        head = masked[cursor:match.start() + 1].rstrip()
-        lowered = head.lower()
-        if any(lowered.endswith(a) for a in _ABBREVIATIONS) or re.search(r"(?:^|\s)[A-Z]\.$", head):
-            continue
-        if masked[cursor:stop].strip():
-            spans.append((cursor, stop))
-        cursor = stop
-        while cursor < end and masked[cursor].isspace():
-            cursor += 1
-    if masked[cursor:end].strip():
-        spans.append((cursor, end))
-    return spans
-
-
-def _table_cells(masked: str, line_start: int, line_end: int) -> list[tuple[int, int]]:
-    """Spans of the cells of one table row (outer pipes dropped; escaped pipes kept)."""
-    row = masked[line_start:line_end]
-    bars = [m.start() for m in re.finditer(r"(?<!\\)\|", row)]
-    edges = bars[:]
-    if not row.lstrip().startswith("|"):
-        edges.insert(0, -1)
-    if not row.rstrip().endswith("|"):
-        edges.append(len(row))
-    cells = []
-    for a, b in zip(edges, edges[1:]):
-        cells.append((line_start + a + 1, line_start + b))
-    return cells
-
-
-def read_markdown(text: str) -> MarkdownDoc:
-    """Split a Markdown document into sentences, headings and table rows.
-
-    Headings become the section path (``"3. Roofline table > Notes"``, the top title left
-    out when deeper headings exist); a table row is one sentence whose cells carry their
-    column headers; list items and paragraphs are split at sentence ends.
-    """
-    chars = list(text)
-    comments = []
-    for match in _FENCE_RE.finditer(text):
-        _blank(chars, match.start(), match.end())
-    for match in _COMMENT_RE.finditer(text):
-        if chars[match.start()] == "<":  # not inside a fence
-            comments.append(Comment(match.group(1).strip(), match.start(), match.end()))
-            _blank(chars, match.start(), match.end())
-    partial = "".join(chars)
-    for match in _INLINE_CODE_RE.finditer(partial):
-        _blank(chars, match.start(), match.end())
-    partial = "".join(chars)
-    for match in _LINK_TARGET_RE.finditer(partial):
-        _blank(chars, match.start(), match.end())
-    masked = "".join(chars)
-
-    sentences: list[Sentence] = []
-    headings: list[tuple[int, str]] = []
-    lines = masked.split("\n")
-    offsets = []
-    position = 0
-    for line in lines:
-        offsets.append(position)
-        position += len(line) + 1
-
-    def section() -> str:
-        if not headings:
-            return ""
-        deeper = [title for level, title in headings if level > 1]
-        return " > ".join(deeper) if deeper else headings[-1][1]
-
-    paragraph: list[int] = []  # line indexes
-    paragraph_kind: SentenceKind = "prose"
-
-    def flush() -> None:
-        nonlocal paragraph
-        if paragraph:
-            start = offsets[paragraph[0]]
-            end = offsets[paragraph[-1]] + len(lines[paragraph[-1]])
-            for a, b in _split_sentences(masked, start, end):
-                sentences.append(Sentence(a, b, masked.count("\n", 0, a) + 1, paragraph_kind, section()))
-        paragraph = []
-
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        original = text[offsets[index]:offsets[index] + len(line)]
-        stripped = line.strip()
-        heading = _HEADING_RE.match(line)
-        if not stripped:
-            flush()
-        elif heading:
-            flush()
-            level = len(heading.group(1))
-            title = _clean_heading(original[heading.start(2):heading.end(2)] if heading.end(2) <= len(original)
-                                   else heading.group(2))
-            headings = [(lv, t) for lv, t in headings if lv < level] + [(level, title)]
-            start = offsets[index] + heading.start(2)
-            sentences.append(Sentence(start, offsets[index] + len(line), index + 1, "heading", section()))
-        elif stripped.startswith("|") and index + 1 < len(lines) and _TABLE_SEP_RE.match(lines[index + 1]):
-            flush()
-            header_cells = _table_cells(masked, offsets[index], offsets[index] + len(line))
-            headers = [_clean_heading(text[a:b]) for a, b in header_cells]
-            index += 2
-            while index < len(lines) and lines[index].strip().startswith("|"):
-                row_start = offsets[index]
-                row_end = row_start + len(lines[index])
-                spans = _table_cells(masked, row_start, row_end)
-                cells = tuple(Cell(a, b, headers[k] if k < len(headers) else "", k) for k, (a, b) in enumerate(spans))
-                sentences.append(Sentence(row_start, row_end, index + 1, "table", section(), cells))
-                index += 1
-            continue
-        elif _RULE_RE.match(line):
-            flush()
-        elif _LIST_RE.match(line):
-            flush()
-            paragraph_kind = "list"
-            paragraph = [index]
-        elif stripped.startswith(">"):
-            if paragraph_kind != "quote":
-                flush()
-            paragraph_kind = "quote"
-            paragraph.append(index)
-        else:
-            if not paragraph:
-                paragraph_kind = "prose"
-            paragraph.append(index)
-        index += 1
-    flush()
-    return MarkdownDoc(text=text, masked=masked, sentences=sentences, comments=comments)
-
-
-__all__ = [
-    "BASE_UNITS", "Cell", "Comment", "Figure", "MarkdownDoc", "Sentence", "UNITS", "Unit", "UnitError",
-    "compatible", "convert", "family_of", "format_value", "group_text", "parse_figure", "parse_figures",
-    "read_markdown", "split_per", "unit_of",
-]

@@ -1,0 +1,94 @@
+"""``claimcheck docs``: the command line over :func:`check_docs`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from claimcheck.store import EvidenceStore
+
+from ._changes import GitError
+from ._evidence import Evidence
+from ._gate import check_docs
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="claimcheck docs",
+        description="Check that doc sentences citing claims (<!-- claim: ID -->) agree with the latest evidence.",
+    )
+    parser.add_argument("paths", nargs="*", default=["docs"], help="Markdown files or folders (default: docs)")
+    parser.add_argument("--store", default=None, help="evidence store (default: reports/claimcheck.sqlite)")
+    parser.add_argument("--machine-class", default=None,
+                        help="gating machine class (default: the class of the store's latest run)")
+    parser.add_argument("--changed-since", metavar="REF", default=None,
+                        help="also report figures on lines changed since REF that cite no claim")
+    parser.add_argument("--strict", action="store_true", help="unanchored figures are errors, not warnings")
+    parser.add_argument("--claims", action="append", default=None, metavar="PATH",
+                        help="claim files or folders (repeatable; default: claims)")
+    parser.add_argument("--reports", default="reports", metavar="DIR",
+                        help="reports folder with corrections/<id>.json (default: reports)")
+    parser.add_argument("--allow-missing", action="store_true",
+                        help="a cited claim with no result yet is a warning (local hooks; never in CI)")
+    return parser
+
+
+PROFILES = Path("reports") / "profiles"
+
+
+def _open_store(path: str | None, scratch: Path) -> tuple[EvidenceStore | None, str]:
+    """The store, read-only, and what it is.
+
+    A named store must exist. Without one, the local store is used; a fresh clone has none
+    yet, so the committed profiles (``reports/profiles/*.sqlite``) are merged into a scratch
+    copy under ``scratch`` (they are never written) and the gate reads that.
+    """
+    from claimcheck.store import DEFAULT_PATH, EvidenceStore, merge
+
+    location = Path(path) if path else DEFAULT_PATH
+    if location.exists():
+        return EvidenceStore(location, readonly=True), str(location)
+    if path:
+        raise FileNotFoundError(f"{location}: no evidence store there")
+    profiles = sorted(PROFILES.glob("*.sqlite"))
+    if not profiles:
+        return None, str(location)
+    copy = scratch / "profiles.sqlite"
+    merge(copy, profiles)
+    return EvidenceStore(copy, readonly=True), f"the committed profiles in {PROFILES} ({location} does not exist yet)"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``claimcheck docs``: exit 0 when the docs agree with the evidence, 1 when not, 2 when it cannot tell."""
+    args = _parser().parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="claimcheck-docs-") as scratch:
+        return _gate(args, Path(scratch))
+
+
+def _gate(args: argparse.Namespace, scratch: Path) -> int:
+    try:
+        store, label = _open_store(args.store, scratch)
+    except Exception as error:  # StoreError or a missing file given explicitly: one line
+        print(f"claimcheck docs: {error}", file=sys.stderr)
+        return 2
+    print(f"claimcheck docs: evidence from {label}", file=sys.stderr)
+    evidence = Evidence(store, args.machine_class, label=label)
+    try:
+        report = check_docs(args.paths, evidence, claim_paths=args.claims or ["claims"],
+                            machine_class=args.machine_class, changed_since=args.changed_since, strict=args.strict,
+                            reports_dir=args.reports, allow_missing=args.allow_missing)
+    except GitError as error:
+        print(f"claimcheck docs: {error}", file=sys.stderr)
+        return 2
+    finally:
+        if store is not None:
+            store.close()
+    for problem in report.problems:
+        print(problem)
+    errors, warnings = len(report.errors), len(report.warnings)
+    print(f"claimcheck docs: {report.anchors} claim anchor(s) in {report.docs} doc(s) on "
+          f"{report.gating_class or 'no machine class'}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
+    return 1 if errors else 0
