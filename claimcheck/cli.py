@@ -47,12 +47,15 @@ def _fail(message: str, code: int = USAGE) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from claimcheck.report import build_reports
-    from claimcheck.store import EvidenceStore
+    from claimcheck.store import EvidenceStore, choose_class
 
     if not Path(args.store).exists():
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
     with EvidenceStore(args.store, readonly=True) as store:
-        result = build_reports(store, args.run, args.out, plots=not args.no_plots)
+        choice = choose_class(store, args.machine_class)
+        run = store.resolve_run(args.run, None if args.run else choice.machine_class)
+        print(f"report: run {run.run_id}" + ("" if args.run else f", the latest of {choice.describe()}"))
+        result = build_reports(store, run.run_id, args.out, plots=not args.no_plots)
     counts = ", ".join(f"{n} {verdict}" for verdict, n in result.counts.items() if n)
     print(f"run {result.run_id}: {counts or 'no items'}")
     print(f"wrote {result.index_md}, {result.index_html}"
@@ -72,18 +75,6 @@ def cmd_runs(args: argparse.Namespace) -> int:
             print(f"{run.run_id}  {run.effective_status:<10}  {run.started}  {run.machine_class}"
                   f"  {run.result_count} items")
     return OK
-
-
-def _this_machine_class(explicit: str | None) -> tuple[str | None, str]:
-    """The class to call "this machine", and how it was found."""
-    if explicit:
-        return explicit, "given"
-    try:
-        from claimcheck.machine import machine_class
-
-        return machine_class(), "measured"
-    except Exception as error:  # noqa: BLE001 - history still works without it, just unlabelled
-        return None, f"unknown ({' '.join(str(error).split()) or type(error).__name__})"
 
 
 def history_lines(rows: Sequence[StoredResult], this_class: str | None) -> list[str]:
@@ -128,15 +119,16 @@ def history_lines(rows: Sequence[StoredResult], this_class: str | None) -> list[
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from claimcheck.store import EvidenceStore
+    from claimcheck.store import EvidenceStore, choose_class
 
     if not Path(args.store).exists():
         return _fail(f"{args.store}: no evidence store there")
     with EvidenceStore(args.store, readonly=True) as store:
         rows = store.history(args.claim_id)
+        choice = choose_class(store, args.machine_class)
     if not rows:
         return _fail(f"history: no results for claim `{args.claim_id}` in {args.store}")
-    this_class, how = _this_machine_class(args.machine_class)
+    this_class = choice.machine_class
     if args.json:
         from claimcheck.report.corrections import item_json
 
@@ -146,8 +138,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         print(json.dumps({"claim_id": args.claim_id, "this_machine_class": this_class, "rows": found}, indent=2,
                          default=str))
         return OK
-    where = f"this machine: {this_class}" if this_class else f"this machine's class {how}"
-    print(f"{args.claim_id} — {len(rows)} result(s) in {args.store} ({where})")
+    print(f"{args.claim_id} — {len(rows)} result(s) in {args.store}; compared within {choice.describe()}")
     for line in history_lines(rows, this_class):
         print(line)
     return OK
@@ -363,7 +354,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="rebuild reports/ from the evidence store")
     _store_flag(report)
-    report.add_argument("--run", help="run id or unique prefix (default: the latest run)")
+    report.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
+    report.add_argument("--machine-class", help="machine class whose latest run to report (default: this machine's "
+                                                "class when the store has a run of it, else the latest run's)")
     report.add_argument("--out", default="reports", help="report folder (default reports/)")
     report.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
     report.set_defaults(handler=cmd_report)
@@ -376,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="verdicts and figures of one claim over runs and machines")
     history.add_argument("claim_id")
     _store_flag(history)
-    history.add_argument("--machine-class", help="treat this class as this machine's (default: measure it)")
+    history.add_argument("--machine-class", help="compare within this class (default: this machine's class when the "
+                                                 "store has a run of it, else the latest run's)")
     history.add_argument("--json", action="store_true", help="print JSON")
     history.set_defaults(handler=cmd_history)
 

@@ -23,7 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", default=["docs"], help="Markdown files or folders (default: docs)")
     parser.add_argument("--store", default=None, help="evidence store (default: reports/claimcheck.sqlite)")
     parser.add_argument("--machine-class", default=None,
-                        help="gating machine class (default: the class of the store's latest run)")
+                        help="gating machine class (default: this machine's class when the store has a run "
+                             "of it, else the class of the store's latest run)")
     parser.add_argument("--changed-since", metavar="REF", default=None,
                         help="also report figures on lines changed since REF that cite no claim")
     parser.add_argument("--strict", action="store_true", help="unanchored figures are errors, not warnings")
@@ -74,8 +75,8 @@ def _gate(args: argparse.Namespace, scratch: Path) -> int:
     except Exception as error:  # StoreError or a missing file given explicitly: one line
         print(f"claimcheck docs: {error}", file=sys.stderr)
         return 2
-    print(f"claimcheck docs: evidence from {label}", file=sys.stderr)
     evidence = Evidence(store, args.machine_class, label=label)
+    print(f"claimcheck docs: evidence from {label}; gating on {evidence.choice.describe()}", file=sys.stderr)
     try:
         report = check_docs(args.paths, evidence, claim_paths=args.claims or ["claims"],
                             machine_class=args.machine_class, changed_since=args.changed_since, strict=args.strict,

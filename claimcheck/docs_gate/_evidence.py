@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from claimcheck.store import EvidenceStore, StoredResult
+from claimcheck.store import EvidenceStore, StoredResult, choose_class
 from claimcheck.verdict import worst
 
 
@@ -20,9 +20,8 @@ class Evidence:
         self.store = store
         self.label = label
         self._history: dict[str, list[StoredResult]] = {}
-        if machine_class is None and store is not None:
-            machine_class = this_machine_class(store)
-        self.gating_class = machine_class
+        self.choice = choose_class(store, machine_class)
+        self.gating_class = self.choice.machine_class
 
     def classes(self) -> list[str]:  # noqa: D102
         if self.store is None:
@@ -86,22 +85,3 @@ def suggested_sentence(reports_dir: str | Path | None, claim_id: str, verdict: s
             if isinstance(value, str) and value.strip():
                 return " ".join(value.split())
     return None
-
-
-def this_machine_class(store: EvidenceStore) -> str | None:
-    """The gating class by default: this machine's, when the store has a run of it.
-
-    Stores merge in other machines' profiles (a GPU run, a CI matrix), so "the
-    latest run" may be another machine's; gating on it would judge this
-    machine's docs by that machine's figures. Falls back to the latest run.
-    """
-    try:
-        from claimcheck.machine import machine_class
-
-        mine = machine_class()
-    except Exception:  # noqa: BLE001 - no MLX here: gate on what the store has
-        mine = None
-    if mine and store.runs(mine, limit=1):
-        return mine
-    latest = store.latest_run()
-    return latest.machine_class if latest is not None and latest.machine_class else None

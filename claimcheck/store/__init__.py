@@ -33,12 +33,13 @@ from ._base import (APPLICATION_ID, BUSY_TIMEOUT_MS, DEFAULT_PATH, RUN_STATUSES,
 from ._merge import merge
 from ._process import git_commits
 from ._schema import V0_TABLES
+from ._selection import ClassChoice, choose_class, this_machine_class
 from ._store import EvidenceStore
 from ._types import Drift, MergeResult, StoredResult, StoredRun
 
 __all__ = [
     "APPLICATION_ID", "BUSY_TIMEOUT_MS", "DEFAULT_PATH", "RUN_STATUSES", "SCHEMA_VERSION", "V0_TABLES", "VERDICTS",
-    "Drift", "DuplicateResult", "EvidenceStore", "MergeResult", "StoreError", "StoredResult", "StoredRun",
-    "dumps", "git_commits", "merge",
+    "ClassChoice", "Drift", "DuplicateResult", "EvidenceStore", "MergeResult", "StoreError", "StoredResult", "StoredRun",
+    "choose_class", "dumps", "git_commits", "merge", "this_machine_class",
 ]
 

@@ -232,3 +232,19 @@ def test_resolve_run_by_prefix_and_latest(tmp_path: Path) -> None:
 
 def test_git_commits_outside_a_repository_is_none(tmp_path: Path) -> None:
     assert git_commits(tmp_path) == (None, None)
+
+
+def test_reading_commands_choose_this_machines_class_first(tmp_path: Path) -> None:
+    from claimcheck.store import choose_class
+
+    store = EvidenceStore(tmp_path / "ev.sqlite")
+    first, other, second = _three_runs(store)  # class A, class B, class A; class A's run is not the newest
+    later = _run(store, synth.CLASS_B, synth.MACHINE_B)
+    store.finish_run(later)
+    assert choose_class(store, mine=synth.CLASS_A).machine_class == synth.CLASS_A
+    assert choose_class(store, mine=synth.CLASS_A).how == "this machine's class"
+    assert store.resolve_run(None, synth.CLASS_A).run_id == second
+    elsewhere = choose_class(store, mine="cpu/Other/1-2GiB")
+    assert elsewhere.machine_class == synth.CLASS_B and "no run of this machine's class cpu/Other/1-2GiB" in elsewhere.how
+    assert choose_class(store, synth.CLASS_A, mine=synth.CLASS_B).how == "given with --machine-class"
+    assert choose_class(None, mine=synth.CLASS_A).machine_class == synth.CLASS_A
