@@ -65,6 +65,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     return OK
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Regenerate the committed reports from one chosen run (runs themselves write to an ignored folder)."""
+    return cmd_report(args)
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     from claimcheck.store import EvidenceStore
 
@@ -352,14 +357,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="claimcheck", description="Re-verify the claims written in ML-systems docs.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    report = sub.add_parser("report", help="rebuild reports/ from the evidence store")
+    report = sub.add_parser("report", help="rebuild a run's reports from the evidence store")
     _store_flag(report)
     report.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
     report.add_argument("--machine-class", help="machine class whose latest run to report (default: this machine's "
                                                 "class when the store has a run of it, else the latest run's)")
-    report.add_argument("--out", default="reports", help="report folder (default reports/)")
+    report.add_argument("--out", default=".claimcheck/reports",
+                        help="report folder (default .claimcheck/reports/, ignored by git; see `publish`)")
     report.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
     report.set_defaults(handler=cmd_report)
+
+    publish = sub.add_parser("publish", help="regenerate the committed reports/ from a chosen run")
+    _store_flag(publish)
+    publish.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
+    publish.add_argument("--machine-class", help="machine class whose latest run to publish (default: this "
+                                                 "machine's class when the store has a run of it, else the latest run's)")
+    publish.add_argument("--out", default="reports", help="the committed report folder (default reports/)")
+    publish.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
+    publish.set_defaults(handler=cmd_publish)
 
     runs = sub.add_parser("runs", help="list the runs in the evidence store")
     _store_flag(runs)

@@ -26,10 +26,17 @@ def store_path(config: pytest.Config, rootdir: Path) -> Path:
     return Path(option) if option else rootdir / "reports" / "claimcheck.sqlite"
 
 
+RUN_REPORTS = Path(".claimcheck") / "reports"
+
+
 def reports_dir(config: pytest.Config, rootdir: Path) -> Path:
-    """Where reports go: ``--claims-reports`` or ``<rootdir>/reports``."""
+    """Where a run's reports go: ``--claims-reports`` or ``<rootdir>/.claimcheck/reports``.
+
+    The default lies in an ignored folder, so a run never modifies tracked files; the committed
+    ``reports/`` change only through ``claimcheck publish``.
+    """
     option = config.getoption("--claims-reports")
-    return Path(option) if option else rootdir / "reports"
+    return Path(option) if option else rootdir / RUN_REPORTS
 
 
 def open_run(config: pytest.Config, rootdir: Path) -> tuple[EvidenceStore, str]:

@@ -47,7 +47,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--claims-cascade", choices=("report", "fail"), default="report",
                     help="stale claims (a premise did not hold): report them, or fail them")
     group.addoption("--claims-store", default=None, help="evidence store file (default: <rootdir>/reports/claimcheck.sqlite)")
-    group.addoption("--claims-reports", default=None, help="folder for reports (default: <rootdir>/reports)")
+    group.addoption("--claims-reports", default=None, help="folder for the run's reports (default: <rootdir>/.claimcheck/reports, "
+                     "ignored by git; `claimcheck publish` writes the committed reports/)")
     group.addoption("--claims-no-store", action="store_true", help="do not write the evidence store or reports")
     group.addoption("--claims-docs", nargs="*", default=None, metavar="PATH", help="after the run, gate these findings docs against the results")
     group.addoption("--claims-profile", default=None, metavar="NAME",

@@ -231,3 +231,16 @@ def test_reading_commands_never_write_the_store(tmp_path, command) -> None:
     args = [a.replace("{claim}", claim_id).replace("{out}", str(tmp_path / "r")) for a in command]
     assert cli.main([*args, "--store", str(store)]) == 0
     assert hashlib.sha256(store.read_bytes()).hexdigest() == before
+
+
+def test_publish_writes_the_chosen_run_to_the_committed_folder(tmp_path, capsys, monkeypatch) -> None:
+    store = tmp_path / "ev.sqlite"
+    older = _store(store, synth.outcome(verdict="holds", statistic=0.8, low=0.78, high=0.82))
+    newer = _store(store, synth.outcome())
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["publish", "--store", str(store), "--machine-class", synth.CLASS_A, "--no-plots"]) == 0
+    out = capsys.readouterr().out
+    assert f"report: run {newer}, the latest of machine class {synth.CLASS_A} (given with --machine-class)" in out
+    assert (tmp_path / "reports" / "corrections" / "qmv-large-bw.md").exists()
+    assert cli.main(["publish", "--store", str(store), "--run", older, "--no-plots"]) == 0
+    assert not (tmp_path / "reports" / "corrections" / "qmv-large-bw.md").exists(), "the older run held"

@@ -130,7 +130,7 @@ def test_store_and_reports_agree_with_the_pytest_summary(demo_project: pytest.Py
     _copy_demo_claims(demo_project)
     result = demo_project.runpytest("claims", "--claims-family=none")
     outcomes = result.parseoutcomes()
-    reports = demo_project.path / "reports"
+    reports = demo_project.path / ".claimcheck" / "reports"  # ignored by git: a run writes no tracked file
     summary = json.loads((reports / "index.json").read_text())
     counts = summary["counts"]
     assert counts["holds"] == outcomes["passed"]
@@ -141,7 +141,8 @@ def test_store_and_reports_agree_with_the_pytest_summary(demo_project: pytest.Py
     assert {p.stem for p in (reports / "corrections").glob("*.md")} == refuted
     assert (reports / "index.html").read_text().count("demo-") >= 10
     assert (reports / "forest.png").read_bytes()[:4] == b"\x89PNG"
-    assert (reports / "claimcheck.sqlite").exists()
+    assert (demo_project.path / "reports" / "claimcheck.sqlite").exists()
+    assert not (demo_project.path / "reports" / "index.json").exists(), "only `claimcheck publish` writes reports/"
 
 
 def test_expensive_results_are_cached_and_fresh_recomputes(demo_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
