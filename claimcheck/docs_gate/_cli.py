@@ -12,7 +12,8 @@ from claimcheck.store import EvidenceStore
 
 from ._changes import GitError
 from ._evidence import Evidence
-from ._gate import check_docs
+from ._corrections import insert_banners
+from ._gate import GateReport, check_docs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,11 +28,14 @@ def _parser() -> argparse.ArgumentParser:
                              "of it, else the class of the store's latest run)")
     parser.add_argument("--changed-since", metavar="REF", default=None,
                         help="also report figures on lines changed since REF that cite no claim")
-    parser.add_argument("--strict", action="store_true", help="unanchored figures are errors, not warnings")
+    parser.add_argument("--strict", action="store_true",
+                        help="unanchored figures and inconclusive claims are errors, not warnings")
     parser.add_argument("--claims", action="append", default=None, metavar="PATH",
                         help="claim files or folders (repeatable; default: claims)")
     parser.add_argument("--reports", default="reports", metavar="DIR",
                         help="reports folder with corrections/<id>.json (default: reports)")
+    parser.add_argument("--fix", action="store_true",
+                        help="insert the suggested correction banner above each sentence citing a refuted claim")
     parser.add_argument("--allow-missing", action="store_true",
                         help="a cited claim with no result yet is a warning (local hooks; never in CI)")
     return parser
@@ -78,9 +82,13 @@ def _gate(args: argparse.Namespace, scratch: Path) -> int:
     evidence = Evidence(store, args.machine_class, label=label)
     print(f"claimcheck docs: evidence from {label}; gating on {evidence.choice.describe()}", file=sys.stderr)
     try:
-        report = check_docs(args.paths, evidence, claim_paths=args.claims or ["claims"],
-                            machine_class=args.machine_class, changed_since=args.changed_since, strict=args.strict,
-                            reports_dir=args.reports, allow_missing=args.allow_missing)
+        report = _check(args, evidence)
+        if args.fix and any(report.fixes.values()):
+            for path, fixes in report.fixes.items():
+                if fixes:
+                    inserted = insert_banners(Path(path), fixes)
+                    print(f"claimcheck docs: {path}: inserted {inserted} correction banner(s)", file=sys.stderr)
+            report = _check(args, evidence)  # the docs as they are now
     except GitError as error:
         print(f"claimcheck docs: {error}", file=sys.stderr)
         return 2
@@ -93,3 +101,9 @@ def _gate(args: argparse.Namespace, scratch: Path) -> int:
     print(f"claimcheck docs: {report.anchors} claim anchor(s) in {report.docs} doc(s) on "
           f"{report.gating_class or 'no machine class'}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
     return 1 if errors else 0
+
+
+def _check(args: argparse.Namespace, evidence: Evidence) -> GateReport:
+    return check_docs(args.paths, evidence, claim_paths=args.claims or ["claims"], machine_class=args.machine_class,
+                      changed_since=args.changed_since, strict=args.strict, reports_dir=args.reports,
+                      allow_missing=args.allow_missing)

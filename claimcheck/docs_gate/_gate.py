@@ -15,6 +15,7 @@ from claimcheck.store import StoredResult
 from ._agreement import agrees, families_of_claim, measured_text
 from ._anchors import class_matches, figures_by_anchor, find_anchors, machines_named
 from ._changes import changed_lines
+from ._corrections import Fix, banner_above, struck_through
 from ._evidence import Evidence, claim_verdict, suggested_sentence
 from ._model import Anchor, ClaimInfo, DOC_SUFFIXES, FAILING, PERFORMANCE_FAMILIES, Problem, load_claim_index
 
@@ -36,6 +37,7 @@ class GateReport:
     """What the gate found: the problems plus counts for the summary line."""
 
     problems: list[Problem] = field(default_factory=list)
+    fixes: dict[str, list[Fix]] = field(default_factory=dict)  # doc path -> banners `--fix` would insert
     docs: int = 0
     anchors: int = 0
     gating_class: str | None = None
@@ -119,7 +121,8 @@ def check_docs(
                 by_sentence.setdefault(anchor.sentence.start, []).append(anchor)
         for anchor in anchors:
             siblings = by_sentence.get(anchor.sentence.start if anchor.sentence else -1, [])
-            for problem in _check_anchor(anchor, doc, index, evidence, reports_dir, siblings):
+            wanted = report.fixes.setdefault(str(path), [])
+            for problem in _check_anchor(anchor, doc, index, evidence, reports_dir, siblings, strict, wanted):
                 if allow_missing and problem.code == "missing-result":
                     problem = dataclasses.replace(problem, severity="warning")
                 report.problems.append(problem)
@@ -131,8 +134,10 @@ def check_docs(
 
 
 def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInfo], evidence: Evidence,
-                  reports_dir: str | Path | None, siblings: Sequence[Anchor]) -> list[Problem]:
+                  reports_dir: str | Path | None, siblings: Sequence[Anchor], strict: bool = False,
+                  fixes: list[Fix] | None = None) -> list[Problem]:
     where = (anchor.path, anchor.line, anchor.column)
+    fixes = [] if fixes is None else fixes
     claim = index.get(anchor.claim_id)
     if claim is None:
         close = difflib.get_close_matches(anchor.claim_id, list(index), n=1)
@@ -145,6 +150,10 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
         return []
     computed = evidence.computed(claim.id)
     if computed:
+        machine = f"{computed[0].machine_class} (computed; the same on every machine)"
+        settled = _in_doc_correction(anchor, doc, claim, computed, machine, evidence, reports_dir, strict, fixes)
+        if settled is not None:
+            return settled
         return _check_computed(anchor, doc, claim, computed, evidence, reports_dir, siblings, index)
     gating = evidence.gating_class
     gating_text = gating or "no machine class (the store has no runs)"
@@ -154,6 +163,9 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
     items = evidence.latest(claim.id, gating)
     verdict = claim_verdict(items)
 
+    settled = _in_doc_correction(anchor, doc, claim, items, gating_text, evidence, reports_dir, strict, fixes)
+    if settled is not None:
+        return settled
     if verdict in FAILING or verdict == "missing":
         code = "missing-result" if verdict == "missing" else "verdict"
         return [Problem(*where, _verdict_message(claim, verdict, items, gating_text, evidence, reports_dir), code=code)]
@@ -249,6 +261,41 @@ def _co_cited_agrees(figure: Figure, anchor: Anchor, siblings: Sequence[Anchor],
         if items and figure.family in families_of_claim(info, items) and agrees(figure, items, info) is True:
             return True
     return False
+
+
+def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: Sequence[StoredResult],
+                       machine: str, evidence: Evidence, reports_dir: str | Path | None, strict: bool,
+                       fixes: list[Fix]) -> list[Problem] | None:
+    """What the verdict asks of the sentence itself; ``None`` when its figures are to be checked as usual.
+
+    A refuted claim needs its sentence corrected in the doc (a dated banner above it, or struck
+    through); a banner above a sentence whose claim holds is wrong; an inconclusive claim is a
+    warning (an error under ``--strict``): unconfirmed is not overturned.
+    """
+    assert anchor.sentence is not None
+    where = (anchor.path, anchor.line, anchor.column)
+    verdict = claim_verdict(items)
+    banner = banner_above(doc, anchor.sentence)
+    corrected = banner is not None or struck_through(doc, anchor.sentence)
+    if verdict == "refuted":
+        if corrected:
+            return []
+        suggestion = suggested_sentence(reports_dir, claim.id, verdict)
+        if suggestion and suggestion.startswith("> "):
+            fixes.append(Fix(anchor.sentence.line, suggestion))
+        how = " (`claimcheck docs --fix` inserts the suggested one)" if suggestion else ""
+        message = (_verdict_message(claim, verdict, items, machine, evidence, reports_dir)
+                   + f"; its sentence needs a dated correction banner above it, or a strike-through{how}")
+        return [Problem(*where, message, code="uncorrected")]
+    if banner is not None and verdict == "holds":
+        return [Problem(*where, f"a correction banner ({banner[:60]}) stands above a sentence citing claim "
+                                f"`{claim.id}`, which holds on {machine}; remove it, or anchor the claim it corrects",
+                        code="needless-correction")]
+    if verdict == "inconclusive":
+        return [Problem(*where, _verdict_message(claim, verdict, items, machine, evidence, reports_dir)
+                        + "; unconfirmed here, not overturned", severity="error" if strict else "warning",
+                        code="inconclusive")]
+    return None
 
 
 def _verdict_message(claim: ClaimInfo, verdict: str, items: Sequence[StoredResult], machine: str,

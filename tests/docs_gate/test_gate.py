@@ -200,7 +200,7 @@ def test_draft_claim_cannot_be_cited(tmp_path, store_path, claims_dir):
 
 
 @pytest.mark.parametrize("verdict", ["refuted", "stale", "inconclusive", "error"])
-def test_failing_verdicts_fail_with_the_suggested_sentence(tmp_path, claims_dir, verdict):
+def test_verdicts_that_are_not_holds_quote_the_suggested_sentence(tmp_path, claims_dir, verdict):
     store = make_store(tmp_path / "s.sqlite", [(CPU, [outcome("qmv-large-bw", verdict, 0.2, 0.1, 0.25)])])
     corrections = tmp_path / "reports" / "corrections"
     corrections.mkdir(parents=True)
@@ -396,3 +396,56 @@ def test_a_fresh_clone_gates_on_the_committed_profiles(tmp_path, claims_dir, mon
     assert main(["docs", "--claims", str(claims_dir)]) == 1
     assert (profiles / "cpu.sqlite").read_bytes() == before, "the committed profile is never written"
     assert not (tmp_path / "reports" / "claimcheck.sqlite").exists()
+
+
+BANNER = "> **2026-12-01 CORRECTION (cpu)** — measured 20%, not ≥ 30%; the claim does not hold on this machine."
+
+
+def _refuted_store(tmp_path: Path) -> Path:
+    store = make_store(tmp_path / "s.sqlite", [(CPU, [outcome("qmv-large-bw", "refuted", 0.2, 0.1, 0.25)])])
+    corrections = tmp_path / "reports" / "corrections"
+    corrections.mkdir(parents=True, exist_ok=True)
+    (corrections / "qmv-large-bw.json").write_text(json.dumps({"kind": "correction", "replacement": BANNER}))
+    return store
+
+
+def test_a_refuted_claim_needs_its_sentence_corrected_in_the_doc(tmp_path, claims_dir):
+    store = _refuted_store(tmp_path)
+    sentence = "qmv reaches 20% of raw bandwidth. <!-- claim: qmv-large-bw -->\n"
+    bare = gate(tmp_path, "# F\n\n" + sentence, store, claims_dir)
+    assert [p.code for p in bare.errors] == ["uncorrected"]
+    assert "needs a dated correction banner above it, or a strike-through (`claimcheck docs --fix`" in bare.errors[0].message
+    assert gate(tmp_path, "# F\n\n" + BANNER + "\n\n" + sentence, store, claims_dir).ok
+    assert gate(tmp_path, "# F\n\n~~qmv reaches 20% of raw bandwidth.~~ <!-- claim: qmv-large-bw -->\n", store,
+                claims_dir).ok
+    undated = gate(tmp_path, "# F\n\n> **CORRECTION** — wrong.\n\n" + sentence, store, claims_dir)
+    assert [p.code for p in undated.errors] == ["uncorrected"], "a banner carries its date"
+
+
+def test_a_banner_above_a_holding_claim_is_an_error(tmp_path, store_path, claims_dir):
+    report = gate(tmp_path, "# F\n\n" + BANNER + "\n\nqmv reaches 41%. <!-- claim: qmv-large-bw -->\n", store_path,
+                  claims_dir)
+    assert [p.code for p in report.errors] == ["needless-correction"]
+
+
+def test_inconclusive_is_a_warning_unless_strict(tmp_path, claims_dir):
+    store = make_store(tmp_path / "s.sqlite", [(CPU, [outcome("qmv-large-bw", "inconclusive", 0.3, 0.1, 0.5)])])
+    text = "qmv reaches 30%. <!-- claim: qmv-large-bw -->\n"
+    relaxed = gate(tmp_path, text, store, claims_dir)
+    assert relaxed.ok and [p.code for p in relaxed.warnings] == ["inconclusive"]
+    assert [p.code for p in gate(tmp_path, text, store, claims_dir, strict=True).errors] == ["inconclusive"]
+
+
+def test_fix_inserts_the_suggested_banner_and_the_gate_then_passes(tmp_path, claims_dir, monkeypatch, capsys):
+    store = _refuted_store(tmp_path)
+    doc = tmp_path / "docs" / "d.md"
+    doc.parent.mkdir()
+    doc.write_text("# F\n\nIntro.\nqmv reaches 20% of raw bandwidth. <!-- claim: qmv-large-bw -->\nMore.\n",
+                   encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    args = ["docs", "docs", "--store", str(store), "--claims", str(claims_dir), "--machine-class", CPU]
+    assert main(args) == 1
+    assert main([*args, "--fix"]) == 0
+    assert "inserted 1 correction banner(s)" in capsys.readouterr().err
+    assert doc.read_text(encoding="utf-8").startswith("# F\n\n" + BANNER + "\n\nIntro.\nqmv reaches 20%")
+    assert main([*args, "--fix"]) == 0 and doc.read_text(encoding="utf-8").count("CORRECTION") == 1
