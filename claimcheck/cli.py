@@ -70,6 +70,38 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return cmd_report(args)
 
 
+def cmd_accept(args: argparse.Namespace) -> int:
+    """Accept a run's decided verdicts as its machine class's expectations (``claims/verdicts.lock``)."""
+    from claimcheck import expectations
+    from claimcheck.store import EvidenceStore, choose_class
+
+    if not Path(args.store).exists():
+        return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
+    with EvidenceStore(args.store, readonly=True) as store:
+        choice = choose_class(store, args.machine_class)
+        run = store.resolve_run(args.run, None if args.run else choice.machine_class)
+        verdicts = [(result.item_id, result.verdict) for result in store.results(run.run_id)]
+    lock = Path(args.lock)
+    current = expectations.read(lock)
+    before = current.classes.get(run.machine_class)
+    updated = expectations.accepted(current, run.machine_class, run.run_id, verdicts)
+    after = updated.classes[run.machine_class]
+    old = dict(before.items) if before else {}
+    changed = sorted(k for k in after.items if k in old and old[k] is not after.items[k])
+    added = sorted(k for k in after.items if k not in old)
+    removed = sorted(k for k in old if k not in after.items)
+    expectations.write(lock, updated)
+    print(f"accepted run {run.run_id} for machine class {run.machine_class}: {len(after.items)} decided item(s); "
+          f"{len(changed)} changed, {len(added)} new, {len(removed)} no longer decided -> {lock}")
+    for item_id in changed:
+        print(f"  changed  {item_id}: {old[item_id].value} -> {after.items[item_id].value}")
+    for item_id in added:
+        print(f"  new      {item_id}: {after.items[item_id].value}")
+    for item_id in removed:
+        print(f"  dropped  {item_id} (was {old[item_id].value})")
+    return OK
+
+
 def cmd_runs(args: argparse.Namespace) -> int:
     from claimcheck.store import EvidenceStore
 
@@ -375,6 +407,15 @@ def build_parser() -> argparse.ArgumentParser:
     publish.add_argument("--out", default="reports", help="the committed report folder (default reports/)")
     publish.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
     publish.set_defaults(handler=cmd_publish)
+
+    accept = sub.add_parser("accept", help="accept a run's verdicts as the expected ones (claims/verdicts.lock)")
+    _store_flag(accept)
+    accept.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
+    accept.add_argument("--machine-class", help="machine class whose latest run to accept (default: this machine's "
+                                                "class when the store has a run of it, else the latest run's)")
+    accept.add_argument("--lock", default=str(Path("claims") / "verdicts.lock"),
+                        help="the lock file (default claims/verdicts.lock)")
+    accept.set_defaults(handler=cmd_accept)
 
     runs = sub.add_parser("runs", help="list the runs in the evidence store")
     _store_flag(runs)

@@ -1,0 +1,123 @@
+"""Expected verdicts, committed: what each claim item is known to conclude on each machine class.
+
+A known refutation (the source doc's own arithmetic, a figure that is Metal-only)
+is a finding, not a regression; a run that reports it again is as expected. What
+must fail a run is a *change*: holds becoming refuted or the reverse, or a
+decided item nobody has reviewed yet. ``claimcheck accept`` writes the verdicts
+of a run into ``claims/verdicts.lock`` (YAML, one section per machine class, so
+CPU, CUDA and Metal expectations live side by side), and the change is reviewed
+in the pull request like a snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+import yaml
+
+from claimcheck.errors import ClaimcheckError
+from claimcheck.verdict import Verdict
+
+LOCK_NAME = "verdicts.lock"
+LOCK_VERSION = 1
+DECIDED = (Verdict.HOLDS, Verdict.REFUTED)
+HEADER = ("# Expected verdicts per machine class, written by `claimcheck accept` from a run.\n"
+          "# A run passes when every decided item matches; review changes here like a snapshot.\n")
+
+
+class LockError(ClaimcheckError):
+    """The lock file cannot be read or written; ``str()`` is one line naming the file."""
+
+
+@dataclass(frozen=True)
+class ClassExpectations:
+    """Expected verdicts of one machine class, and the run they were accepted from."""
+
+    run_id: str
+    items: Mapping[str, Verdict]
+
+
+@dataclass
+class Expectations:
+    """Every machine class's expected verdicts."""
+
+    classes: dict[str, ClassExpectations] = field(default_factory=dict)
+
+    def expected(self, machine_class: str, item_id: str) -> Verdict | None:
+        """The accepted verdict of an item on a machine class, or ``None`` when none was accepted."""
+        found = self.classes.get(machine_class)
+        return found.items.get(item_id) if found else None
+
+
+class Agreement(Enum):
+    """How a final verdict compares with its expectation."""
+
+    AS_EXPECTED = "as expected"
+    EXPECTED_REFUTATION = "expected refutation"  # refuted, and accepted as refuted: shown like a strict xfail
+    CHANGED = "changed"  # holds <-> refuted: fails the run
+    UNREVIEWED = "no expectation"  # decided, never accepted: fails the run
+    UNDECIDED = "undecided"  # inconclusive against an expectation: a warning (a failure under --claims-strict)
+    NOT_COMPARED = "not compared"  # nothing to compare: not applicable, error, stale, or nothing expected
+
+
+def compare(verdict: Verdict, expected: Verdict | None) -> Agreement:
+    """The agreement of one final verdict with its expectation."""
+    if verdict in DECIDED:
+        if expected is None:
+            return Agreement.UNREVIEWED
+        if expected is verdict:
+            return Agreement.EXPECTED_REFUTATION if verdict is Verdict.REFUTED else Agreement.AS_EXPECTED
+        if expected in DECIDED:
+            return Agreement.CHANGED
+        return Agreement.UNREVIEWED
+    if verdict is Verdict.INCONCLUSIVE and expected in DECIDED:
+        return Agreement.UNDECIDED
+    return Agreement.NOT_COMPARED
+
+
+def read(path: Path) -> Expectations:
+    """The lock file at ``path``; an empty set of expectations when it does not exist."""
+    if not path.exists():
+        return Expectations()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise LockError(f"{path}: cannot read the expected verdicts ({' '.join(str(error).split())})") from None
+    if not isinstance(data, dict) or data.get("version") != LOCK_VERSION or not isinstance(data.get("classes"), dict):
+        raise LockError(f"{path}: not a version-{LOCK_VERSION} verdict lock (write it with `claimcheck accept`)")
+    out = Expectations()
+    for machine_class, section in data["classes"].items():
+        if not isinstance(section, dict) or not isinstance(section.get("items"), dict):
+            raise LockError(f"{path}: machine class {machine_class!r} has no `items` mapping")
+        items: dict[str, Verdict] = {}
+        for item_id, value in section["items"].items():
+            try:
+                items[str(item_id)] = Verdict(value)
+            except ValueError:
+                raise LockError(f"{path}: {machine_class} / {item_id}: {value!r} is not a verdict") from None
+        out.classes[str(machine_class)] = ClassExpectations(str(section.get("run", "")), items)
+    return out
+
+
+def accepted(current: Expectations, machine_class: str, run_id: str,
+             verdicts: Iterable[tuple[str, Verdict]]) -> Expectations:
+    """``current`` with one machine class's section replaced by a run's decided verdicts (others kept)."""
+    items = {item_id: verdict for item_id, verdict in verdicts if verdict in DECIDED}
+    classes = dict(current.classes)
+    classes[machine_class] = ClassExpectations(run_id, dict(sorted(items.items())))
+    return Expectations(dict(sorted(classes.items())))
+
+
+def write(path: Path, expectations: Expectations) -> None:
+    """Write the lock file: sorted, one line per item, so a change reads as a small diff."""
+    data = {"version": LOCK_VERSION, "classes": {
+        machine_class: {"run": section.run_id, "items": {k: v.value for k, v in sorted(section.items.items())}}
+        for machine_class, section in sorted(expectations.classes.items())}}
+    text = HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=200)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise LockError(f"{path}: cannot write the expected verdicts ({error.strerror})") from None
