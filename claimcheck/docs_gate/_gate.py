@@ -214,7 +214,7 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
             problems.append(Problem(anchor.path, figure.line, figure.column,
                                     f"\"{figure.text}\" disagrees with claim `{claim.id}`: {measured}; if the figure "
                                     "is from another machine, name it in the sentence", code="disagrees"))
-    return problems
+    return problems + _not_shown_able_to_fail(anchor, claim, items, gating_text)
 
 
 def _check_computed(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: Sequence[StoredResult],
@@ -236,7 +236,7 @@ def _check_computed(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: S
         problems.append(Problem(anchor.path, figure.line, figure.column,
                                 f"\"{figure.text}\" disagrees with claim `{claim.id}`: "
                                 f"{measured_text(figure, items, claim, machine)}", code="disagrees"))
-    return problems
+    return problems + _not_shown_able_to_fail(anchor, claim, items, machine)
 
 
 def _printed_input(figure: Figure, items: Sequence[StoredResult]) -> bool:
@@ -261,6 +261,19 @@ def _co_cited_agrees(figure: Figure, anchor: Anchor, siblings: Sequence[Anchor],
         if items and figure.family in families_of_claim(info, items) and agrees(figure, items, info) is True:
             return True
     return False
+
+
+def _not_shown_able_to_fail(anchor: Anchor, claim: ClaimInfo, items: Sequence[StoredResult],
+                            machine: str) -> list[Problem]:
+    """A warning when the claim holds but its positive control was not refuted: the hold says little."""
+    weak = [i.result.control for i in items if i.verdict.value == "holds" and i.result.control is not None
+            and not i.result.control.shown_able_to_fail]
+    if not weak or weak[0] is None:
+        return []
+    control = weak[0]
+    return [Problem(anchor.path, anchor.line, anchor.column,
+                    f"claim `{claim.id}` holds on {machine} but is not shown able to fail here: its control "
+                    f"{control.item_id} was {control.verdict.value}", severity="warning", code="not-shown-able-to-fail")]
 
 
 def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: Sequence[StoredResult],

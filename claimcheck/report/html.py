@@ -90,6 +90,23 @@ def page(report: RunReport, made: Sequence[Correction], forest: Plot | None, plo
     out += [f'<tr><td>{badge(v)}</td><td class="num">{counts.get(v, 0)}</td></tr>' for v in VERDICT_ORDER]
     out += [f'<tr><th>total</th><th class="num">{len(report.items)}</th></tr></table>']
 
+    if report.controls:
+        out += ['<h2 id="controls">Positive controls</h2>',
+                "<table><tr><th>control</th><th>for claim</th><th>verdict</th><th>figure</th><th>reason</th></tr>"]
+        out += [f"<tr><td><code>{e(c.item_id)}</code></td><td><code>{e(c.result.control_for)}</code></td>"
+                f"<td>{badge(c.verdict.value)}</td><td class=\"fig\">{e(text.figure(c))}</td>"
+                f"<td>{e(text.one_line(c.reason))}</td></tr>" for c in report.controls]
+        out.append("</table>")
+    if report.not_shown_able_to_fail:
+        out += ['<h2 id="not-shown">Not shown able to fail here</h2>',
+                "<p>These items hold, but their claim's control was not refuted on this machine.</p><ul>"]
+        for item in report.not_shown_able_to_fail:
+            control = item.result.control
+            assert control is not None
+            out.append(f"<li><code>{e(item.item_id)}</code>: control <code>{e(control.item_id)}</code> was "
+                       f"{badge(control.verdict.value)} ({e(text.one_line(control.reason))})</li>")
+        out.append("</ul>")
+
     for kind, heading, css in (("correction", "Corrections", ""), ("inconclusive", "Inconclusive", "note")):
         chosen = [d for d in made if d.kind == kind]
         if not chosen:

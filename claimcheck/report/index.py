@@ -43,6 +43,31 @@ def claims_without_items(report: RunReport) -> list[str]:
     return [claim_id for claim_id in report.claims if claim_id not in seen]
 
 
+def control_lines(report: RunReport, md: Any) -> list[str]:
+    """The positive controls and the holding items not shown able to fail here (markdown)."""
+    lines: list[str] = []
+    if report.controls:
+        refuted = sum(1 for c in report.controls if c.verdict is Verdict.REFUTED)
+        lines += ["## Positive controls", "",
+                  f"{refuted} of {len(report.controls)} control(s) refuted, as they must be: each runs its claim's "
+                  "check under parameters where the claim is false.", "",
+                  "| control | for claim | verdict | figure | reason |", "|---|---|---|---|---|"]
+        lines += [f"| {md(c.item_id)} | `{md(c.result.control_for)}` | {c.verdict.value} | {md(text.figure(c))} | "
+                  f"{md(c.reason)} |" for c in report.controls]
+        lines.append("")
+    if report.not_shown_able_to_fail:
+        lines += ["## Not shown able to fail here", "",
+                  "These items hold, but their claim's control was not refuted on this machine: the measurement "
+                  "was not shown able to refute the claim, so the hold says little.", ""]
+        for item in report.not_shown_able_to_fail:
+            control = item.result.control
+            assert control is not None
+            lines.append(f"- {md(item.item_id)}: control {md(control.item_id)} was {control.verdict.value} "
+                         f"({md(control.reason)})")
+        lines.append("")
+    return lines
+
+
 def drift_heading(report: RunReport) -> str:
     if report.previous_run_id is None:
         return "First run on this machine class; nothing to compare with."
@@ -60,6 +85,7 @@ def markdown(report: RunReport, made: Sequence[Correction], forest: Plot | None,
     lines += ["", "## Verdicts", "", "| verdict | items |", "|---|---:|"]
     lines += [f"| {verdict} | {counts.get(verdict, 0)} |" for verdict in VERDICT_ORDER]
     lines += [f"| **total** | {len(report.items)} |", ""]
+    lines += control_lines(report, md)
     corrections = [d for d in made if d.kind == "correction"]
     notes = [d for d in made if d.kind == "inconclusive"]
     if corrections:
@@ -134,6 +160,8 @@ def summary(report: RunReport, made: Sequence[Correction], files: Mapping[str, A
         "items": [dict(item_json(item), report=link(item.claim_id, item.verdict),
                        scope=dataclasses.asdict(item.claim.scope)) for item in report.items],
         "corrections": [{"claim_id": d.claim_id, "kind": d.kind, "replacement": d.replacement} for d in made],
+        "controls": [dict(item_json(c), control_for=c.result.control_for) for c in report.controls],
+        "not_shown_able_to_fail": [item.item_id for item in report.not_shown_able_to_fail],
         "drift": [dict(d.__dict__, message=d.message()) for d in report.drift],
         "previous_run_id": report.previous_run_id,
         "files": files,

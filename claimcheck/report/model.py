@@ -44,6 +44,17 @@ class RunReport:
             counts[item.verdict.value] = counts.get(item.verdict.value, 0) + 1
         return counts
 
+    @property
+    def not_shown_able_to_fail(self) -> list[StoredResult]:
+        """Items that hold although their claim's positive control was not refuted here."""
+        return [item for item in self.items if item.verdict is Verdict.HOLDS and item.result.control is not None
+                and not item.result.control.shown_able_to_fail]
+
+    @property
+    def controls(self) -> list[StoredResult]:
+        """The positive controls that ran (each a claim's check under parameters where it must be refuted)."""
+        return [item for item in self.items if item.result.control_for is not None]
+
     def with_verdict(self, verdict: Verdict) -> list[ClaimItems]:
         """Claims having items of ``verdict``, in recording order, each with those items."""
         groups: dict[str, ClaimItems] = {}

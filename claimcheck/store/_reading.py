@@ -6,6 +6,7 @@ Everything returned is typed (:class:`StoredRun`, :class:`StoredResult`,
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import socket
 import sqlite3
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck.claim import Claim
+from claimcheck.controls import attach_controls
 from claimcheck.result import Adjustment
 from claimcheck.verdict import Verdict
 
@@ -43,6 +45,12 @@ def _run(row: Mapping[str, Any]) -> StoredRun:
         claims_commit=row.get("claims_commit"), host=row.get("host"), pid=row.get("pid"),
         result_count=int(row.get("result_count") or 0),
     )
+
+
+def _with_controls(found: list[StoredResult]) -> list[StoredResult]:
+    """The run's results with each claim's positive-control outcome attached (the control is stored on its own)."""
+    attached = attach_controls([item.result for item in found])
+    return [dataclasses.replace(item, result=result) for item, result in zip(found, attached)]
 
 
 def _figure_moved(stat: float | None, low: float | None, high: float | None) -> bool:
@@ -147,8 +155,9 @@ class StoreReading:
         rows = self._rows(
             "SELECT x.*, r.machine_class AS machine_class, r.started AS run_started FROM results x"
             " JOIN runs r ON r.run_id = x.run_id WHERE x.run_id = ? ORDER BY x.rowid", (run_id,))
-        return [stored_result(row, claims.get(row["claim_id"]), adjustments.get(row["item_id"], []),
-                              run_status=run.effective_status) for row in rows]
+        found = [stored_result(row, claims.get(row["claim_id"]), adjustments.get(row["item_id"], []),
+                               run_status=run.effective_status) for row in rows]
+        return _with_controls(found)
 
     def history(self, claim_id: str) -> list[StoredResult]:
         """Every stored item of a claim across runs and machines, oldest run first."""
@@ -167,7 +176,15 @@ class StoreReading:
             status = effective_status(str(row["run_status"]), row["run_host"], row["run_pid"], row["run_pid_started"])
             found.append(stored_result(row, claims.get(claim_id), adjustments.get(row["item_id"], []),
                                        run_status=status))
-        return found
+        if claim_id.endswith("--control"):
+            return found
+        controls = self.history(f"{claim_id}--control")  # a claim's control is stored as a claim of its own
+        if not controls:
+            return found
+        per_run: dict[str, list[StoredResult]] = {}
+        for item in [*found, *controls]:
+            per_run.setdefault(item.run_id, []).append(item)
+        return [item for items in per_run.values() for item in _with_controls(items) if item.claim_id == claim_id]
 
     def drift(self, run_id: str) -> list[Drift]:
         """Items that moved since the previous run on the same machine class.
