@@ -1,0 +1,169 @@
+"""The ``claimcheck`` command: a thin layer over the library.
+
+Subcommands: ``report``, ``publish``, ``accept``, ``history``, ``runs``, ``merge``, ``compare``, ``new``, ``validate``,
+and ``docs`` / ``extract`` (handed to their own modules with the rest of the
+arguments). Exit codes: 0 ok, 1 check failures (invalid claims, merge
+conflicts), 2 usage or input errors. Every error is one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from claimcheck.errors import ClaimcheckError
+
+from ._base import DISPATCH, FAILED, OK, USAGE, UsageError, _fail, _Parser
+from ._claims import build_claim, cmd_new, cmd_validate, render_claim
+from ._evidence import (cmd_accept, cmd_compare, cmd_history, cmd_merge, cmd_publish, cmd_report, cmd_runs,
+                        history_lines)
+
+
+def _store_flag(parser: argparse.ArgumentParser) -> None:
+    from claimcheck.store import DEFAULT_PATH
+
+    parser.add_argument("--store", default=str(DEFAULT_PATH), help=f"evidence store (default {DEFAULT_PATH})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="claimcheck", description="Re-verify the claims written in ML-systems docs.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    report = sub.add_parser("report", help="rebuild a run's reports from the evidence store")
+    _store_flag(report)
+    report.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
+    report.add_argument("--machine-class", help="machine class whose latest run to report (default: this machine's "
+                                                "class when the store has a run of it, else the latest run's)")
+    report.add_argument("--out", default=".claimcheck/reports",
+                        help="report folder (default .claimcheck/reports/, ignored by git; see `publish`)")
+    report.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
+    report.set_defaults(handler=cmd_report)
+
+    publish = sub.add_parser("publish", help="regenerate the committed reports/ from a chosen run")
+    _store_flag(publish)
+    publish.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
+    publish.add_argument("--machine-class", help="machine class whose latest run to publish (default: this "
+                                                 "machine's class when the store has a run of it, else the latest run's)")
+    publish.add_argument("--out", default="reports", help="the committed report folder (default reports/)")
+    publish.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
+    publish.set_defaults(handler=cmd_publish)
+
+    accept = sub.add_parser("accept", help="accept a run's verdicts as the expected ones (claims/verdicts.lock)")
+    _store_flag(accept)
+    accept.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
+    accept.add_argument("--machine-class", help="machine class whose latest run to accept (default: this machine's "
+                                                "class when the store has a run of it, else the latest run's)")
+    accept.add_argument("--lock", default=str(Path("claims") / "verdicts.lock"),
+                        help="the lock file (default claims/verdicts.lock)")
+    accept.set_defaults(handler=cmd_accept)
+
+    runs = sub.add_parser("runs", help="list the runs in the evidence store")
+    _store_flag(runs)
+    runs.add_argument("--machine-class", help="only runs of this machine class")
+    runs.set_defaults(handler=cmd_runs)
+
+    history = sub.add_parser("history", help="verdicts and figures of one claim over runs and machines")
+    history.add_argument("claim_id")
+    _store_flag(history)
+    history.add_argument("--machine-class", help="compare within this class (default: this machine's class when the "
+                                                 "store has a run of it, else the latest run's)")
+    history.add_argument("--json", action="store_true", help="print JSON")
+    history.set_defaults(handler=cmd_history)
+
+    merge = sub.add_parser("merge", help="union the runs of several stores into DEST")
+    merge.add_argument("dest")
+    merge.add_argument("sources", nargs="+", metavar="SRC")
+    merge.set_defaults(handler=cmd_merge)
+
+    compare = sub.add_parser("compare", help="portable claims side by side across machine classes")
+    compare.add_argument("stores", nargs="+", metavar="STORE", help="evidence stores (e.g. reports/claimcheck.sqlite reports/profiles/*.sqlite)")
+    compare.add_argument("--out", default="reports/profiles", help="folder for comparison.md/.png (default reports/profiles)")
+    compare.set_defaults(handler=cmd_compare)
+
+    validate = sub.add_parser("validate", help="lint claim files without running probes")
+    validate.add_argument("paths", nargs="*", help="files or folders (default claims/)")
+    validate.add_argument("--no-probes", action="store_true", help="do not check probe names, params and outputs")
+    validate.add_argument("--root", default=".", help="project root holding probes/ (default .)")
+    validate.set_defaults(handler=cmd_validate)
+
+    new = sub.add_parser("new", help="scaffold a claim YAML (flags, or prompts for what is missing)")
+    for flag, help_text in (("--id", "claim id"), ("--title", "one-line title"), ("--statement", "the claim"),
+                            ("--doc", "source document"), ("--section", "source section"),
+                            ("--figure", "figure restated, verbatim"), ("--probe", "probe name")):
+        new.add_argument(flag, help=help_text)
+    new.add_argument("--scope-kind", choices=("portable", "as-stated"), help="scope kind")
+    new.add_argument("--backend", choices=("metal", "cuda", "cpu", "any"))
+    new.add_argument("--device", help="device pattern")
+    new.add_argument("--model", help="model pattern")
+    new.add_argument("--min-memory-gib", type=float)
+    new.add_argument("--param", action="append", metavar="KEY=VALUE", help="fixed probe param (repeatable)")
+    new.add_argument("--grid", action="append", metavar="KEY=V1,V2", help="grid axis (repeatable)")
+    new.add_argument("--rule", help="decision rule (at_least, at_most, ratio, equivalent, ...)")
+    new.add_argument("--output")
+    new.add_argument("--reference")
+    new.add_argument("--outputs", help="comma-separated outputs, for ordering")
+    new.add_argument("--over")
+    new.add_argument("--threshold", type=float)
+    new.add_argument("--bound", choices=("at_least", "at_most"))
+    new.add_argument("--margin", type=float)
+    new.add_argument("--scale", choices=("difference", "log-ratio"))
+    new.add_argument("--direction", choices=("increasing", "decreasing"))
+    new.add_argument("--expected", type=float)
+    new.add_argument("--tolerance", type=float)
+    new.add_argument("--unit")
+    new.add_argument("--alpha", type=float)
+    new.add_argument("--tags", help="comma-separated tags")
+    new.add_argument("--depends-on", help="comma-separated claim ids")
+    new.add_argument("--notes")
+    new.add_argument("--out", help="file to write (default <claims-dir>/<id>.yaml; appended as a new document)")
+    new.add_argument("--claims-dir", default="claims")
+    new.add_argument("--stdout", action="store_true", help="print the validated YAML instead of writing it")
+    new.add_argument("--force", action="store_true", help="append even if the file already has this id")
+    new.add_argument("--no-probes", action="store_true", help="do not check the probe exists")
+    new.add_argument("--root", default=".", help="project root holding probes/ (default .)")
+    new.add_argument("--interactive", action=argparse.BooleanOptionalAction, default=None,
+                     help="prompt for missing fields (default: when stdin is a terminal)")
+    new.set_defaults(handler=cmd_new)
+
+    for name, module in DISPATCH.items():
+        sub.add_parser(name, help=f"see `claimcheck {name} --help` ({module})", add_help=False)
+    return parser
+
+
+def _dispatch(name: str, argv: list[str]) -> int:
+    try:
+        module = importlib.import_module(DISPATCH[name])
+    except ImportError as error:
+        return _fail(f"{name}: not available ({error})")
+    result = module.main(argv)
+    return int(result or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``claimcheck`` console script; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in DISPATCH:
+        return _dispatch(argv[0], argv[1:])
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if not getattr(args, "handler", None):
+            parser.print_help()
+            return USAGE
+        return args.handler(args)
+    except UsageError as error:
+        return _fail(str(error))
+    except ClaimcheckError as error:
+        return _fail(str(error))
+    except (sqlite3.Error, OSError) as error:
+        return _fail(f"{type(error).__name__}: {error}")
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+__all__ = ["DISPATCH", "FAILED", "OK", "USAGE", "UsageError", "build_claim", "build_parser", "cmd_new", "history_lines",
+           "main", "render_claim"]

@@ -1,0 +1,7 @@
+"""``python -m claimcheck.cli``."""
+
+import sys
+
+from claimcheck.cli import main
+
+sys.exit(main())

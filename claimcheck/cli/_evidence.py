@@ -1,0 +1,172 @@
+"""Subcommands over the evidence store: report, publish, accept, runs, history, merge, compare."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+
+if TYPE_CHECKING:
+    from claimcheck.store import StoredResult
+
+from ._base import FAILED, OK, _fail
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from claimcheck.report import build_reports
+    from claimcheck.store import EvidenceStore, choose_class
+
+    if not Path(args.store).exists():
+        return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
+    with EvidenceStore(args.store, readonly=True) as store:
+        choice = choose_class(store, args.machine_class)
+        run = store.resolve_run(args.run, None if args.run else choice.machine_class)
+        print(f"report: run {run.run_id}" + ("" if args.run else f", the latest of {choice.describe()}"))
+        result = build_reports(store, run.run_id, args.out, plots=not args.no_plots)
+    counts = ", ".join(f"{n} {verdict}" for verdict, n in result.counts.items() if n)
+    print(f"run {result.run_id}: {counts or 'no items'}")
+    print(f"wrote {result.index_md}, {result.index_html}"
+          + (f", {len(result.corrections) // 2} correction/note file pair(s)" if result.corrections else ""))
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return OK
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Regenerate the committed reports from one chosen run (runs themselves write to an ignored folder)."""
+    return cmd_report(args)
+
+
+def cmd_accept(args: argparse.Namespace) -> int:
+    """Accept a run's decided verdicts as its machine class's expectations (``claims/verdicts.lock``)."""
+    from claimcheck import expectations
+    from claimcheck.store import EvidenceStore, choose_class
+
+    if not Path(args.store).exists():
+        return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
+    with EvidenceStore(args.store, readonly=True) as store:
+        choice = choose_class(store, args.machine_class)
+        run = store.resolve_run(args.run, None if args.run else choice.machine_class)
+        verdicts = [(result.item_id, result.verdict) for result in store.results(run.run_id)]
+    lock = Path(args.lock)
+    current = expectations.read(lock)
+    before = current.classes.get(run.machine_class)
+    updated = expectations.accepted(current, run.machine_class, run.run_id, verdicts)
+    after = updated.classes[run.machine_class]
+    old = dict(before.items) if before else {}
+    changed = sorted(k for k in after.items if k in old and old[k] is not after.items[k])
+    added = sorted(k for k in after.items if k not in old)
+    removed = sorted(k for k in old if k not in after.items)
+    expectations.write(lock, updated)
+    print(f"accepted run {run.run_id} for machine class {run.machine_class}: {len(after.items)} decided item(s); "
+          f"{len(changed)} changed, {len(added)} new, {len(removed)} no longer decided -> {lock}")
+    for item_id in changed:
+        print(f"  changed  {item_id}: {old[item_id].value} -> {after.items[item_id].value}")
+    for item_id in added:
+        print(f"  new      {item_id}: {after.items[item_id].value}")
+    for item_id in removed:
+        print(f"  dropped  {item_id} (was {old[item_id].value})")
+    return OK
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    from claimcheck.store import EvidenceStore
+
+    if not Path(args.store).exists():
+        return _fail(f"{args.store}: no evidence store there")
+    with EvidenceStore(args.store, readonly=True) as store:
+        for run in store.runs(args.machine_class):
+            print(f"{run.run_id}  {run.effective_status:<10}  {run.started}  {run.machine_class}"
+                  f"  {run.result_count} items")
+    return OK
+
+
+def history_lines(rows: Sequence[StoredResult], this_class: str | None) -> list[str]:
+    """History grouped by machine class, this machine's first.
+
+    Changes are marked only between runs of the same class; a figure from
+    another class is labelled as such and never compared with this machine's.
+    """
+    from claimcheck.report import text
+
+    classes = sorted({r.machine_class for r in rows}, key=lambda c: (c != this_class, c))
+    item_width = max(len(r.item_id) for r in rows)
+    lines: list[str] = []
+    for machine_class in classes:
+        if this_class is None:
+            label = f"machine class {machine_class}"
+        elif machine_class == this_class:
+            label = f"{machine_class} (this machine's class)"
+        else:
+            label = f"{machine_class} (other machine class: measured elsewhere, not comparable with this machine)"
+        lines.append(label)
+        last: dict[str, StoredResult] = {}
+        for row in (r for r in rows if r.machine_class == machine_class):
+            marks = []
+            before = last.get(row.item_id)
+            if before is not None:
+                if before.verdict is not row.verdict:
+                    marks.append(f"verdict was {before.verdict.value}")
+                stat = text.statistic(row)
+                low, high = (before.decision.low, before.decision.high) if before.decision else (None, None)
+                if stat is not None and low is not None and high is not None and not low <= stat <= high:
+                    marks.append("outside previous interval")
+            last[row.item_id] = row
+            n = f"n={row.decision.n}" if row.decision is not None else ""
+            line = (
+                f"  {text.run_date(row.run_started)}  {row.run_id}  {row.run_status:<10}  "
+                f"{row.item_id:<{item_width}}  {row.verdict.value:<14}  {text.figure(row):<24} {n}"
+                + (f"  <- {'; '.join(marks)}" if marks else "")
+            )
+            lines.append(line.rstrip())
+    return lines
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from claimcheck.store import EvidenceStore, choose_class
+
+    if not Path(args.store).exists():
+        return _fail(f"{args.store}: no evidence store there")
+    with EvidenceStore(args.store, readonly=True) as store:
+        rows = store.history(args.claim_id)
+        choice = choose_class(store, args.machine_class)
+    if not rows:
+        return _fail(f"history: no results for claim `{args.claim_id}` in {args.store}")
+    this_class = choice.machine_class
+    if args.json:
+        from claimcheck.report.corrections import item_json
+
+        found = [dict(item_json(row), run_id=row.run_id, run_started=row.run_started, run_status=row.run_status,
+                      machine_class=row.machine_class,
+                      this_machine_class=row.machine_class == this_class if this_class else None) for row in rows]
+        print(json.dumps({"claim_id": args.claim_id, "this_machine_class": this_class, "rows": found}, indent=2,
+                         default=str))
+        return OK
+    print(f"{args.claim_id} — {len(rows)} result(s) in {args.store}; compared within {choice.describe()}")
+    for line in history_lines(rows, this_class):
+        print(line)
+    return OK
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from claimcheck.store import merge
+
+    result = merge(args.dest, args.sources)
+    print(f"merged {len(result.sources)} store(s) into {args.dest}: {result.runs_added} run(s) added, "
+          f"{result.runs_updated} finalised, {result.results_added} item(s) added, "
+          f"{result.results_skipped} already there")
+    for conflict in result.conflicts:
+        print(f"conflict: {conflict}", file=sys.stderr)
+    return FAILED if result.conflicts else OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Write the cross-machine comparison of portable claims."""
+    from claimcheck.report.compare import write
+
+    for path in write(args.stores, args.out):
+        print(f"wrote {path}")
+    return OK
