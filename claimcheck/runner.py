@@ -25,7 +25,7 @@ from claimcheck.claim import Claim
 from claimcheck.errors import NotApplicable, ProbeError
 from claimcheck.probe import ProbeContext, RegisteredProbe
 from claimcheck.result import ItemResult
-from claimcheck.rules import decide_check, sequential
+from claimcheck.rules import decide_check, for_timing, sequential, timing_gate
 from claimcheck.sampler import Groups, Sampler
 from claimcheck.stats import Decision, SequentialPlan
 from claimcheck.verdict import Verdict
@@ -187,4 +187,8 @@ def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOption
         sampler.draw(max(k, 1), look)
         return [(label, values[before[label]:]) for label, values in sampler.groups()]
 
-    return sequential(replace(claim.check, alpha=alpha), draw, plan)
+    # timing outputs (exclusive items) decide on the median unless the claim names a statistic,
+    # and their tested quantity is gated for spikes and drift inside the loop
+    timing = claim.budget.exclusive
+    check = for_timing(replace(claim.check, alpha=alpha), timing)
+    return sequential(check, draw, plan, gate=timing_gate(check) if timing else None)

@@ -20,14 +20,16 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 
 from claimcheck.claim import Check
-from claimcheck.stats import Decision, SequentialPlan, check_alpha
+import numpy as np
+
+from claimcheck.stats import Decision, Gate, SequentialPlan, check_alpha, quantity_gate
 from claimcheck.stats import run_sequential as run_looks
 
-from ._base import COMMON_FIELDS, Claimed, FieldProblem, Groups, Param, Rule
+from ._base import COMMON_FIELDS, Claimed, FieldProblem, Groups, Param, Rule, for_timing, statistic
 
 __all__ = [
     "COMMON_FIELDS", "Claimed", "FieldProblem", "Param", "Rule", "decide", "decide_check", "get", "names",
-    "registry", "run_sequential", "sequential",
+    "for_timing", "registry", "run_sequential", "sequential", "statistic", "timing_gate",
 ]
 
 
@@ -98,14 +100,30 @@ def decide(rule: str, groups: Groups, *, alpha: float = 0.05, **params: object) 
 
 
 def sequential(check: Check, draw: Callable[[int], Sequence[tuple[str, Sequence[float]]]],
-               plan: SequentialPlan) -> Decision:
+               plan: SequentialPlan, *, gate: Gate | None = None) -> Decision:
     """Sample in looks until the check decides or the plan ends (see :func:`claimcheck.stats.run_sequential`)."""
     rule = get(check.rule)
 
     def decide_look(groups: Groups, alpha: float) -> Decision:
         return rule.decide(rule.groups(groups, check), alpha, check)
 
-    return run_looks(draw, decide_look, plan, spends_alpha=rule.spends_alpha)
+    return run_looks(draw, decide_look, plan, boundary=rule.boundary(check), gate=gate)
+
+
+def timing_gate(check: Check) -> Gate:
+    """The noise gate for a timing check: outliers and drift of the quantity its rule tests."""
+    rule = get(check.rule)
+
+    def gate(groups: Sequence[tuple[str, np.ndarray]], decision: Decision) -> str | None:
+        if decision.details.get("statistic") == "mean":
+            return None  # a timing mean is undecidable whatever the gate says: sampling on buys nothing
+        for label, values in rule.tested_quantity([(label, x) for label, x in groups], check):
+            problem = quantity_gate(values.tolist())
+            if problem is not None:
+                return f"{label}: {problem}"
+        return None
+
+    return gate
 
 
 def run_sequential(draw: Callable[[int], Sequence[tuple[str, Sequence[float]]]], rule: str, plan: SequentialPlan,

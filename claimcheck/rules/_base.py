@@ -11,13 +11,13 @@ from __future__ import annotations
 import abc
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
 import numpy as np
 
 from claimcheck.claim import Check, ParamValue
-from claimcheck.stats import Decision
+from claimcheck.stats import Boundary, Decision
 from claimcheck.verdict import Verdict
 
 Groups = Sequence[tuple[str, Sequence[float]]]
@@ -109,7 +109,7 @@ class Rule(abc.ABC):
         params: the rule's own parameters.
         required_selectors / optional_selectors: which sample selectors it reads.
         min_groups / max_groups: how many sample groups a decision reads.
-        spends_alpha: False when repeated looks cannot inflate its error rate.
+        spends_alpha: False when repeated looks cannot inflate its error rate (:meth:`boundary` ``none``).
     """
 
     name: ClassVar[str]
@@ -183,6 +183,15 @@ class Rule(abc.ABC):
         return None
 
     # -- decisions ------------------------------------------------------------------------
+    def boundary(self, check: Check) -> Boundary:
+        """How the sequential plan sets this check's per-look level: exact for t and sign tests."""
+        return "union" if self.spends_alpha else "none"
+
+    def tested_quantity(self, groups: ArrayGroups, check: Check) -> ArrayGroups:
+        """The samples whose noise matters to the decision, for the noise gate: the groups themselves
+        unless the rule compares paired rounds (then the per-round contrast)."""
+        return groups
+
     def groups(self, groups: Groups, check: Check) -> ArrayGroups:
         """Sample groups as float arrays; ValueError on a wrong count, an empty group or a non-finite value."""
         try:
@@ -237,13 +246,37 @@ class Rule(abc.ABC):
 
 COMMON_FIELDS = frozenset({"rule", "alpha", "unit"})
 
+STATISTIC = Param(
+    "statistic", "choice",
+    "summary the claim is about: auto (the median for timing outputs, the mean otherwise), mean or median",
+    default="auto", choices=("auto", "mean", "median"),
+)
+
+
+def statistic(check: Check) -> str:
+    """The statistic a check decides on: ``median`` when named, else ``mean`` (``auto`` outside timing)."""
+    return "median" if check.params.get("statistic") == "median" else "mean"
+
+
+def statistic_word(check: Check) -> str:
+    """``"mean "``/``"median "`` for the expectation's words; nothing for ``auto`` (decided per output)."""
+    named = check.params.get("statistic", "auto")
+    return "" if named == "auto" else f"{named} "
+
+
+def for_timing(check: Check, timing: bool) -> Check:
+    """The check with ``statistic: auto`` resolved: the median for a timing output, else the mean."""
+    if check.params.get("statistic") != "auto":
+        return check
+    return replace(check, params={**check.params, "statistic": "median" if timing else "mean"})
+
 
 def exact_decision(check: Check, value: float, n: int, holds: bool, reason: str, label: str = "") -> Decision:
     """A deterministic decision: the value is the evidence; no interval, no sampling error."""
     return Decision(
         rule=check.rule, statistic=value, low=value, high=value, confidence_level=1.0, n=n,
         verdict=Verdict.HOLDS if holds else Verdict.REFUTED, reason=reason,
-        pvalue=1.0 if holds else 0.0, alpha=check.alpha, mde=None, estimate_label=label,
+        pvalue=1.0 if holds else 0.0, hold_pvalue=0.0 if holds else 1.0, alpha=check.alpha, mde=None, estimate_label=label,
         details={"deterministic": True},
     )
 

@@ -6,19 +6,21 @@ from typing import ClassVar
 
 from claimcheck.claim import Check
 from claimcheck.numbers import number, with_unit
-from claimcheck.stats import Decision, decide_bound
+from claimcheck.stats import Boundary, Decision, decide_bound
 
-from ._base import ArrayGroups, Claimed, Param, Rule, exact_decision
+from ._base import STATISTIC, ArrayGroups, Claimed, Param, Rule, exact_decision, statistic, statistic_word
 
 _THRESHOLD = Param("threshold", "number", "the bound the statistic must respect")
-_STATISTIC = Param("statistic", "choice", "summary of the samples", default="mean", choices=("mean", "median"))
 
 
 class _Bound(Rule):
     """Shared by both directions; ``lower`` says which side of the threshold the claim is on."""
 
     lower: ClassVar[bool]
-    params = (_THRESHOLD, _STATISTIC)
+    params = (_THRESHOLD, STATISTIC)
+
+    def boundary(self, check: Check) -> Boundary:
+        return "sign" if statistic(check) == "median" else "t"
 
     @property
     def sign(self) -> str:
@@ -27,7 +29,7 @@ class _Bound(Rule):
 
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         return decide_bound(self.name, groups, alpha, threshold=check.number("threshold"),
-                            statistic=str(check.params.get("statistic", "mean")), unit=check.unit)
+                            statistic=statistic(check), unit=check.unit)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
         x = groups[0][1]
@@ -38,8 +40,7 @@ class _Bound(Rule):
         return exact_decision(check, worst, len(x), holds, reason)
 
     def expectation(self, check: Check) -> str:
-        stat = check.params.get("statistic", "mean")
-        return f"{stat} {check.output} {self.sign} {with_unit(number(check.number('threshold')), check.unit)}"
+        return f"{statistic_word(check)}{check.output} {self.sign} {with_unit(number(check.number('threshold')), check.unit)}"
 
     def claimed(self, check: Check) -> Claimed:
         threshold = check.number("threshold")

@@ -8,9 +8,9 @@ import numpy as np
 
 from claimcheck.claim import Check
 from claimcheck.numbers import number, with_unit
-from claimcheck.stats import Decision, decide_equivalent
+from claimcheck.stats import Boundary, Decision, decide_equivalent
 
-from ._base import ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive
+from ._base import STATISTIC, ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive, statistic
 
 
 class Equivalent(Rule):
@@ -22,14 +22,29 @@ class Equivalent(Rule):
         Param("margin", "number", "equivalence margin (same scale as `scale`)", domain=positive),
         Param("scale", "choice", "equivalence scale", default="difference", choices=("difference", "log-ratio")),
         Param("paired", "bool", "arms were interleaved; compare pairwise", default=False),
+        STATISTIC,
     )
     required_selectors = frozenset({"output", "reference"})
     min_groups = max_groups = 2
 
+    def boundary(self, check: Check) -> Boundary:
+        if statistic(check) == "mean":
+            return "t"
+        return "sign" if check.params.get("paired") else "union"
+
+    def tested_quantity(self, groups: ArrayGroups, check: Check) -> ArrayGroups:
+        (_, a), (_, b) = groups
+        if not check.params.get("paired") or len(a) != len(b):
+            return groups
+        if check.params.get("scale") == "log-ratio" and np.all(a > 0) and np.all(b > 0):
+            return [("per-round log-ratio", np.log(a / b))]
+        return [("per-round difference", a - b)]
+
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         return decide_equivalent(self.name, groups, alpha, margin=check.number("margin"),
                                  scale=str(check.params.get("scale", "difference")),
-                                 paired=bool(check.params.get("paired", False)), unit=check.unit)
+                                 paired=bool(check.params.get("paired", False)), statistic=statistic(check),
+                                 unit=check.unit)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
         (_, a), (_, b) = groups

@@ -6,9 +6,11 @@ import numpy as np
 
 from claimcheck.claim import Check
 from claimcheck.numbers import number, with_unit
-from claimcheck.stats import Decision, decide_ratio
+from claimcheck.stats import Boundary, Decision, decide_ratio
 
-from ._base import ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive
+from ._base import (
+    STATISTIC, ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive, statistic, statistic_word,
+)
 
 
 class Ratio(Rule):
@@ -19,7 +21,7 @@ class Ratio(Rule):
     params = (
         Param("threshold", "number", "the bound on the ratio", domain=positive),
         Param("bound", "choice", "direction of the bound", choices=("at_least", "at_most")),
-        Param("statistic", "choice", "summary of each arm", default="mean", choices=("mean", "median")),
+        STATISTIC,
         Param("paired", "bool", "arms were interleaved; compare pairwise", default=False),
     )
     required_selectors = frozenset({"output", "reference"})
@@ -28,9 +30,22 @@ class Ratio(Rule):
     def _lower(self, check: Check) -> bool:
         return check.params.get("bound") == "at_least"
 
+    def boundary(self, check: Check) -> Boundary:
+        if statistic(check) == "mean":
+            return "t"
+        return "sign" if check.params.get("paired") else "union"
+
+    def tested_quantity(self, groups: ArrayGroups, check: Check) -> ArrayGroups:
+        (_, a), (_, b) = groups
+        if not check.params.get("paired") or len(a) != len(b):
+            return groups
+        if np.all(a > 0) and np.all(b > 0):
+            return [("per-round log-ratio", np.log(a / b))]
+        return [("per-round contrast", a - check.number("threshold") * b)]
+
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         return decide_ratio(self.name, groups, alpha, threshold=check.number("threshold"),
-                            bound=str(check.params["bound"]), statistic=str(check.params.get("statistic", "mean")),
+                            bound=str(check.params["bound"]), statistic=statistic(check),
                             paired=bool(check.params.get("paired", False)), unit=check.unit)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
@@ -48,9 +63,9 @@ class Ratio(Rule):
         return exact_decision(check, worst, len(a) + len(b), holds, reason, label="ratio")
 
     def expectation(self, check: Check) -> str:
-        stat = check.params.get("statistic", "mean")
+        stat = statistic_word(check)
         sign = ">=" if self._lower(check) else "<="
-        return f"{stat} {check.output} / {stat} {check.reference} {sign} {number(check.number('threshold'))}"
+        return f"{stat}{check.output} / {stat}{check.reference} {sign} {number(check.number('threshold'))}"
 
     def claimed(self, check: Check) -> Claimed:
         threshold = check.number("threshold")

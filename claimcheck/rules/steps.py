@@ -9,9 +9,16 @@ from claimcheck.claim import Check
 from claimcheck.numbers import number
 from claimcheck.stats import Decision, decide_monotone, decide_ordering
 
-from ._base import ArrayGroups, Claimed, FieldProblem, Param, Rule, Selector, exact_decision
+from ._base import STATISTIC, ArrayGroups, Claimed, FieldProblem, Param, Rule, Selector, exact_decision, statistic
 
 _PAIRED = Param("paired", "bool", "levels were measured in the same calls; compare pairwise", default=False)
+
+
+def _step_quantity(groups: ArrayGroups, check: Check) -> ArrayGroups:
+    """Per-pair differences of adjacent levels when paired; otherwise each level's samples."""
+    if not check.params.get("paired") or len({len(x) for _, x in groups}) > 1:
+        return groups
+    return [(f"{hi_label} - {lo_label}", hi - lo) for (hi_label, hi), (lo_label, lo) in zip(groups, groups[1:])]
 
 
 def _exact_steps(check: Check, groups: ArrayGroups) -> Decision:
@@ -33,7 +40,7 @@ class Ordering(Rule):
 
     name = "ordering"
     summary = "the groups' means decrease in the listed order (first > second > ...)"
-    params = (_PAIRED,)
+    params = (_PAIRED, STATISTIC)
     required_selectors: ClassVar[frozenset[Selector]] = frozenset()
     optional_selectors = frozenset({"outputs", "output", "over"})
     min_groups, max_groups = 2, None
@@ -51,7 +58,10 @@ class Ordering(Rule):
 
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         return decide_ordering(self.name, groups, alpha, paired=bool(check.params.get("paired", False)),
-                               unit=check.unit)
+                               statistic=statistic(check), unit=check.unit)
+
+    def tested_quantity(self, groups: ArrayGroups, check: Check) -> ArrayGroups:
+        return _step_quantity(groups, check)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
         return _exact_steps(check, groups)
@@ -73,6 +83,7 @@ class Monotone(Rule):
     params = (
         Param("direction", "choice", "trend direction", default="increasing", choices=("increasing", "decreasing")),
         _PAIRED,
+        STATISTIC,
     )
     required_selectors = frozenset({"output", "over"})
     min_groups, max_groups = 2, None
@@ -82,7 +93,11 @@ class Monotone(Rule):
 
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         return decide_monotone(self.name, groups, alpha, direction=str(check.params.get("direction", "increasing")),
-                               paired=bool(check.params.get("paired", False)), unit=check.unit)
+                               paired=bool(check.params.get("paired", False)), statistic=statistic(check),
+                               unit=check.unit)
+
+    def tested_quantity(self, groups: ArrayGroups, check: Check) -> ArrayGroups:
+        return _step_quantity(groups, check)
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
         return _exact_steps(check, groups[::-1] if self._increasing(check) else groups)

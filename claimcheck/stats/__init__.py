@@ -9,10 +9,13 @@ scipy.stats result:
   exact values). A true claim is refuted, and a false one held, with probability at most
   ``alpha`` each.
 - :class:`SequentialPlan` / :func:`run_sequential` sample in looks and stop early, spending
-  alpha across looks (Lan–DeMets, union bound) so repeated looking keeps both error rates.
-- :func:`adjust_pvalues` applies Holm (or Benjamini–Hochberg) to a run's p-values.
+  alpha across looks (Lan–DeMets; exact group-sequential boundaries for t and sign tests, the
+  union bound elsewhere) so repeated looking keeps both error rates.
+- :func:`adjust_pvalues` applies Holm (or Benjamini–Hochberg) to a run's p-values;
+  :func:`two_sided_family` adjusts a run's refutations and holds with it.
 - :func:`mde` / :func:`required_n` / :func:`zero_rate_n` state a run's resolution.
-- :func:`noise_gate` flags timing samples too noisy or drifting to decide anything.
+- :func:`quantity_gate` / :func:`noise_gate` flag a tested quantity that is spiky or drifting
+  (and, for a mean of timing samples, too noisy).
 """
 
 from ._bound import decide_bound
@@ -20,17 +23,22 @@ from ._decision import ConfidenceInterval, Decision, check_alpha
 from ._equivalent import decide_equivalent
 from ._exact import decide_exact
 from ._family import FamilyAdjustment, adjust_family, adjust_pvalues, family_adjustment
-from ._noise import noise_gate
+from ._family import FamilyMember, FamilyVerdict, family_alpha, two_sided_family
+from ._noise import noise_gate, quantity_gate
 from ._power import mde, required_n, zero_rate_n
 from ._rates import count_events, decide_rate_at_most, decide_zero_rate
 from ._ratio import decide_ratio
-from ._sequential import SequentialPlan, run_sequential, sequential_pvalue
+from ._sequential import Boundary, Gate, SequentialPlan, run_sequential, sequential_pvalue
 from ._steps import decide_monotone, decide_ordering
 
 __all__ = [
+    "Boundary",
     "ConfidenceInterval",
     "Decision",
     "FamilyAdjustment",
+    "Gate",
+    "FamilyMember",
+    "FamilyVerdict",
     "SequentialPlan",
     "adjust_family",
     "adjust_pvalues",
@@ -45,10 +53,13 @@ __all__ = [
     "decide_ratio",
     "decide_zero_rate",
     "family_adjustment",
+    "family_alpha",
     "mde",
     "noise_gate",
+    "quantity_gate",
     "required_n",
     "run_sequential",
     "sequential_pvalue",
+    "two_sided_family",
     "zero_rate_n",
 ]

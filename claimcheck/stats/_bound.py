@@ -4,7 +4,9 @@ Each side of the reported interval is a one-sided ``1 - alpha`` bound, so togeth
 ``1 - 2 alpha`` interval: HOLDS when it lies on the claimed side of the threshold (false-holds
 rate <= alpha), REFUTED when it lies on the other side (false-refutation rate <= alpha).
 Means use the t interval; medians the exact order-statistic interval (sign test), which needs
-no distributional assumption and suits skewed timing samples.
+no distributional assumption and suits skewed timing samples (:mod:`._robust`). Identical
+samples from a repeated probe estimate no noise: a mean is then undecided (the sign test of a
+median still applies, ties counting against the claim).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from claimcheck.numbers import level as level_text
 from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, too_few, verdict_from
-from ._estimate import mean_var, median_bounds, one_sample, sign_pvalues
+from ._decision import Decision, identical_samples, too_few, verdict_from
+from ._estimate import Location, TEstimate, one_sample
 from ._power import mde
+from ._robust import SignEstimate
 
 _SIDE = {
     Verdict.HOLDS: "lies {claimed} the threshold",
@@ -41,30 +44,15 @@ def decide_bound(
     """Decide ``statistic(groups[0]) >= threshold`` (``at_least``) or ``<= threshold`` (``at_most``)."""
     x = groups[0][1]
     n = len(x)
-    if statistic == "mean":
-        if n < 2:
-            return too_few(rule, n, alpha)
-        est = one_sample(x)
-        value, (low, high) = est.estimate, est.bounds(alpha)
-        p_above, p_below = est.p_greater(threshold), est.p_less(threshold)
-        resolution: float | None = mde(est.se, est.df, alpha=alpha)
-        interval_at: Callable[[float], tuple[float, float]] = est.interval
-    else:
-        value = float(np.median(x))
-        low, high = median_bounds(x, alpha)
-        p_above, p_below = sign_pvalues(x, threshold)
-        # asymptotic SE of the median under normal noise: sqrt(pi/2) * sd / sqrt(n)
-        resolution = (
-            mde(math.sqrt(math.pi / 2 * mean_var(x)[1] / n), n - 1, alpha=alpha)
-            if n >= 2
-            else None
-        )
-
-        def median_interval(level: float) -> tuple[float, float]:
-            return median_bounds(x, (1 - level) / 2)
-
-        interval_at = median_interval
-
+    if n < 2:
+        return too_few(rule, n, alpha)
+    est: Location = SignEstimate(x) if statistic == "median" else one_sample(x)
+    if isinstance(est, TEstimate) and est.se == 0:
+        return identical_samples(rule, n, alpha, est.estimate, statistic)
+    value, (low, high) = est.estimate, est.bounds(alpha)
+    p_above, p_below = est.p_greater(threshold), est.p_less(threshold)
+    resolution: float | None = mde(est.se, est.df, alpha=alpha) if math.isfinite(est.se) else None
+    interval_at: Callable[[float], tuple[float, float]] = est.interval
     at_least = rule == "at_least"
     p_holds, p_refuted = (p_above, p_below) if at_least else (p_below, p_above)
     verdict = verdict_from(p_holds, p_refuted, alpha)
@@ -78,6 +66,6 @@ def decide_bound(
         reason += " (all samples equal the threshold)"
     return Decision(
         rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
-        reason=reason, pvalue=p_refuted, alpha=alpha, mde=resolution, estimate_label=statistic,
-        details={"threshold": threshold, "p_holds": p_holds}, _interval_at=interval_at,
+        reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=resolution, estimate_label=statistic,
+        details={"threshold": threshold, "statistic": statistic, "p_holds": p_holds}, _interval_at=interval_at,
     )

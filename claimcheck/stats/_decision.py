@@ -148,3 +148,21 @@ def too_few(rule: str, n: int, alpha: float, need: int = 2, what: str = "samples
         n=n, verdict=Verdict.INCONCLUSIVE, reason=f"needs at least {need} {what} to estimate noise",
         pvalue=1.0, alpha=alpha,
     )
+
+
+def identical_samples(rule: str, n: int, alpha: float, value: float, label: str) -> Decision:
+    """INCONCLUSIVE decision for repeated samples that are all equal (a zero standard error).
+
+    A probe declared non-deterministic that returns n equal values has not shown its noise is
+    zero: a value seen 5 times in a row has probability (2/3)^5 = 0.13 for an output that is 9
+    two times in three, so p = 0 from such samples would refute true claims. Sampling goes on;
+    a deterministic probe is decided exactly instead.
+    """
+    from claimcheck.numbers import number
+
+    return Decision(
+        rule=rule, statistic=value, low=-math.inf, high=math.inf, confidence_level=1 - 2 * alpha, n=n,
+        verdict=Verdict.INCONCLUSIVE, pvalue=1.0, alpha=alpha, estimate_label=label,
+        reason=(f"{label} {number(value)}: all {n} samples are equal, so they estimate no noise "
+                "(a repeated probe needs varied samples, or a deterministic probe an exact check)"),
+    )

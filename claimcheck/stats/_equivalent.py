@@ -5,12 +5,13 @@ geometric means (``scale: log-ratio``; ``margin: 0.05`` means the ratio lies in 
 decides: HOLDS when it lies inside ``+-margin`` (TOST), REFUTED when the data show
 ``|difference| > margin`` (size taken at the band's edge, both tails counted). ``paired: true``
 treats the arms as interleaved pairs and uses per-pair differences; otherwise Welch.
+``statistic: median`` (the default for timing outputs) decides on the median of the per-round
+differences (sign test, exact) when paired, and on the Hodges–Lehmann shift (Mann–Whitney)
+otherwise (:mod:`._robust`).
 
-A HOLDS must also come from a run that could have *seen* a margin-sized difference: its
-minimum detectable effect (:func:`mde`, the departure beyond the band edge it refutes with 80%
-power, i.e. a true difference of twice the margin when the two are equal) must not exceed the
-margin. Otherwise the verdict is INCONCLUSIVE "under-powered: needs n >= N", with N from
-:func:`required_n` at the measured SD.
+TOST alone bounds both error rates, so its HOLDS stands at any n. When the verdict is
+INCONCLUSIVE and the margin is finer than the run's minimum detectable effect (:func:`mde`),
+the reason says so, with the n that would resolve it (:func:`required_n` at the measured SD).
 """
 
 from __future__ import annotations
@@ -23,10 +24,17 @@ from claimcheck.numbers import level as level_text
 from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, too_few, verdict_from
-from ._estimate import one_sample, welch
+from ._decision import Decision, identical_samples, too_few, verdict_from
+from ._estimate import Location, one_sample, welch
 from ._power import mde, required_n
+from ._robust import ShiftEstimate, SignEstimate
 
+_LABELS = {  # (robust, paired, log-ratio scale) -> what the interval is about
+    (False, False, False): "mean difference", (False, True, False): "mean difference",
+    (False, False, True): "ratio of geometric means", (False, True, True): "ratio of geometric means",
+    (True, False, False): "median shift", (True, True, False): "median of per-round differences",
+    (True, False, True): "ratio of medians (log shift)", (True, True, True): "median of per-round ratios",
+}
 _WHERE = {
     Verdict.HOLDS: "lies within",
     Verdict.REFUTED: "lies outside",
@@ -42,6 +50,7 @@ def decide_equivalent(
     margin: float,
     scale: str = "difference",
     paired: bool = False,
+    statistic: str = "mean",
     unit: str | None = None,
 ) -> Decision:
     """Decide ``groups[0]`` and ``groups[1]`` agree within ``margin``."""
@@ -56,7 +65,14 @@ def decide_equivalent(
         a, b = np.log(a), np.log(b)
     if min(len(a), len(b)) < 2:
         return too_few(rule, n, alpha, what="pairs" if paired else "samples per arm")
-    est = one_sample(a - b) if paired else welch(a, b)
+    robust = statistic == "median"
+    est: Location
+    if robust:
+        est = SignEstimate(a - b) if paired else ShiftEstimate(a, b)
+    else:
+        est = one_sample(a - b) if paired else welch(a, b)
+        if est.se == 0:
+            return identical_samples(rule, n, alpha, est.estimate, "mean difference")
     band = math.log1p(margin) if log else margin
     p_holds, p_refuted = est.p_inside(band), est.p_outside(band)
     verdict = verdict_from(p_holds, p_refuted, alpha)
@@ -64,25 +80,23 @@ def decide_equivalent(
     show = math.exp if log else float
     value, low, high = show(est.estimate), *map(show, est.bounds(alpha))
     level = 1 - 2 * alpha
+    what = _LABELS[(robust, paired, log)]
     if log:
-        what, edges = "ratio of geometric means", f"[{fmt(1 / (1 + margin))}, {fmt(1 + margin)}]"
+        edges = f"[{fmt(1 / (1 + margin))}, {fmt(1 + margin)}]"
     else:
-        what, edges = "mean difference", f"+-{fmt(margin)}{' ' + unit if unit else ''}"
+        edges = f"+-{fmt(margin)}{' ' + unit if unit else ''}"
     reason = f"{what} {fmt(value)}, {level_text(level)} CI [{fmt(low)}, {fmt(high)}] {_WHERE[verdict]} {edges}"
-    details = {"margin": margin, "scale": scale, "paired": paired, "p_holds": p_holds}
-    if verdict is Verdict.HOLDS and band < resolution:
-        sd, arms = (est.se * math.sqrt(len(a)), 1) if paired else (_pooled_sd(a, b), 2)
+    details = {"margin": margin, "scale": scale, "paired": paired, "statistic": statistic, "p_holds": p_holds}
+    sd, arms = (est.se * math.sqrt(len(a)), 1) if paired else (_pooled_sd(a, b), 2)
+    if verdict is Verdict.INCONCLUSIVE and band < resolution and math.isfinite(sd) and sd < 1e4 * band:
         needed = required_n(band, sd, alpha=alpha, arms=arms)
         unit_n = "pairs" if paired else "per arm"
-        reason = (
-            f"under-powered: needs n >= {needed} {unit_n} (margin {edges} is finer than the run's "
-            f"80%-power resolution at n = {len(a)}); {reason}"
-        )
-        details |= {"raw_verdict": verdict.value, "required_n": needed}
-        verdict = Verdict.INCONCLUSIVE
+        reason += (f" (the margin is finer than this run's 80%-power resolution at n = {len(a)}; "
+                   f"about {needed} {unit_n} would resolve it)")
+        details["required_n"] = needed
     return Decision(
         rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
-        reason=reason, pvalue=p_refuted, alpha=alpha, mde=math.expm1(resolution) if log else resolution,
+        reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=math.expm1(resolution) if log else resolution,
         estimate_label=what, details=details,
         _interval_at=lambda lv: (show(est.interval(lv)[0]), show(est.interval(lv)[1])),
     )

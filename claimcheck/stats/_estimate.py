@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from scipy import special
@@ -20,6 +21,25 @@ from scipy import special
 def t_quantile(p: float, df: float) -> float:
     """Quantile of Student's t (``stats.t.ppf``)."""
     return float(special.stdtrit(df, p))
+
+
+class Location(Protocol):
+    """What a rule reads from an estimate: bounds and one-sided p-values (t, sign or rank based)."""
+
+    @property
+    def estimate(self) -> float: ...  # noqa: D102
+    @property
+    def se(self) -> float: ...  # noqa: D102
+    @property
+    def df(self) -> float: ...  # noqa: D102
+    def lower(self, alpha: float) -> float: ...  # noqa: D102
+    def upper(self, alpha: float) -> float: ...  # noqa: D102
+    def bounds(self, alpha: float) -> tuple[float, float]: ...  # noqa: D102
+    def interval(self, confidence_level: float) -> tuple[float, float]: ...  # noqa: D102
+    def p_greater(self, value: float) -> float: ...  # noqa: D102
+    def p_less(self, value: float) -> float: ...  # noqa: D102
+    def p_inside(self, margin: float) -> float: ...  # noqa: D102
+    def p_outside(self, margin: float) -> float: ...  # noqa: D102
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ def decide_exact(
     return Decision(
         rule=rule, statistic=value, low=value, high=value, confidence_level=1.0, n=len(x),
         verdict=Verdict.HOLDS if holds else Verdict.REFUTED, reason=reason, pvalue=1.0 if holds else 0.0,
+        hold_pvalue=0.0 if holds else 1.0,
         alpha=alpha, estimate_label="value", details={"expected": expected, "tolerance": tolerance},
         _interval_at=lambda lv: (value, value),
     )

@@ -1,10 +1,13 @@
 """Resolution of a run: minimum detectable effect and the sample size a claim needs.
 
-Normal/t approximation: a level-``alpha`` one-sided t test detects a true departure ``delta``
-with probability ``power`` when ``delta >= (t_{1-alpha} + t_{power}) * se`` (the shifted-t
-approximation to the noncentral t, within a few percent of n for n >= 5). For equivalence
-(TOST) at a true difference of 0 both one-sided tests must pass, so the power quantile is
-two-sided: ``margin >= (t_{1-alpha} + t_{(1+power)/2}) * se``.
+One-sided tests use the exact noncentral t: a level-``alpha`` t test with ``df`` degrees of
+freedom detects a true departure ``delta`` with probability ``power`` when the noncentrality
+``delta / se`` is at least ``nct.ppf``-inverse of that power, i.e. ``scipy.special.nctdtrinc``,
+the function behind ``scipy.stats.nct`` (called directly: a rule computes its MDE at every
+look; the tests check it against ``stats.nct.sf``). For equivalence (TOST) at a true
+difference of 0 both one-sided tests must pass, so the power quantile is two-sided:
+``margin >= (t_{1-alpha} + t_{(1+power)/2}) * se`` (the shifted-t approximation; the noncentral
+form has no closed inverse for two tests).
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ def mde(se: float, df: float, *, alpha: float = 0.05, power: float = 0.8, test: 
     For ``test="tost"`` it is the smallest equivalence margin the run establishes with
     probability ``power`` when the true difference is zero.
     """
-    q = power if test == "one-sided" else (1 + power) / 2
-    return (t_quantile(1 - alpha, df) + t_quantile(q, df)) * se
+    if test == "one-sided":
+        if se == 0:
+            return 0.0
+        return float(special.nctdtrinc(df, 1 - power, t_quantile(1 - alpha, df))) * se
+    return (t_quantile(1 - alpha, df) + t_quantile((1 + power) / 2, df)) * se
 
 
 def required_n(

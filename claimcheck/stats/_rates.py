@@ -60,7 +60,7 @@ def decide_rate_at_most(
         reason=(
             f"rate {fmt(k / n)} ({k} of {n}), {level_text(level)} CI [{fmt(low)}, {fmt(high)}] {where} {fmt(threshold)}"
         ),
-        pvalue=p_refuted, alpha=alpha, mde=float(resolution), estimate_label="rate",
+        pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=float(resolution), estimate_label="rate",
         details={"threshold": threshold, "events": k, "p_holds": p_holds},
         _interval_at=lambda lv: clopper_pearson(k, n, (1 - lv) / 2),
     )
@@ -90,6 +90,7 @@ def decide_zero_rate(
         details["required_n"] = needed
     return Decision(
         rule=rule, statistic=k / n, low=0.0, high=high, confidence_level=level, n=n, verdict=verdict,
-        reason=reason, pvalue=pvalue, alpha=alpha, mde=float(1 - alpha ** (1 / n)), estimate_label="rate",
+        reason=reason, pvalue=pvalue, hold_pvalue=float((1 - threshold) ** n) if k == 0 else 1.0, alpha=alpha,
+        mde=float(1 - alpha ** (1 / n)), estimate_label="rate",
         details=details, _interval_at=lambda lv: (0.0, clopper_pearson(k, n, 1 - lv)[1]),
     )

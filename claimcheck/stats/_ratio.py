@@ -7,9 +7,11 @@ is Fieller's, the set of ratios the same test does not reject, so it lies above 
 when the contrast test says HOLDS. It is unbounded when the denominator is not clearly
 non-zero; the verdict is then INCONCLUSIVE.
 
-Medians: percentile bootstrap (``scipy.stats.bootstrap``, arms resampled independently unless
-paired), p-values read off the bootstrap distribution. Approximate; prefer means when the
-noise allows.
+Medians, paired (the default for timing outputs): the median of the per-round ratios
+``a_i / b_i`` with the exact sign-test interval (:mod:`._robust`); a spike in one round moves
+one ratio, not the estimate. Medians, unpaired: the ratio of the two medians with a percentile
+bootstrap (``scipy.stats.bootstrap``, arms resampled independently), p-values read off the
+bootstrap distribution; approximate, so its sequential plan uses the union bound.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from claimcheck.numbers import level as level_text
 from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, too_few, verdict_from
+from ._decision import Decision, identical_samples, too_few, verdict_from
 from ._estimate import contrast, mean_var, t_quantile
 from ._power import mde
+from ._robust import SignEstimate
 
 N_RESAMPLES = 4999
 _SEED = 20240613  # fixed: the same samples always give the same decision
@@ -61,6 +64,8 @@ def decide_ratio(
         if not mb > 0:
             return _undecidable(rule, n, alpha, value, label, "the denominator mean is not positive")
         test = contrast(a, b, threshold, paired)
+        if test.se == 0:
+            return identical_samples(rule, n, alpha, value, label)
         p_above, p_below = test.p_greater(0.0), test.p_less(0.0)
         resolution = mde(test.se, test.df, alpha=alpha) / mb
 
@@ -70,8 +75,19 @@ def decide_ratio(
         low, high = interval_at(level)
         if not math.isfinite(low - high):
             return _undecidable(rule, n, alpha, value, label, "the denominator is not distinguishable from 0")
+    elif paired:
+        if np.any(b <= 0):
+            return _undecidable(rule, n, alpha, math.nan, "median of per-round ratios",
+                                "per-round ratios need a positive reference in every round")
+        label = "median of per-round ratios"
+        est = SignEstimate(a / b)
+        value = est.estimate
+        low, high = est.bounds(alpha)
+        p_above, p_below = est.p_greater(threshold), est.p_less(threshold)
+        resolution = mde(est.se, est.df, alpha=alpha)
+        interval_at = est.interval  # type: ignore[assignment]  # same signature, a bound method
     else:
-        from scipy import stats  # slow to import; only the median path needs it
+        from scipy import stats  # slow to import; only the unpaired median path needs it
 
         boot = stats.bootstrap(
             (a, b), _median_ratio, paired=paired, vectorized=True, n_resamples=N_RESAMPLES,
@@ -97,8 +113,8 @@ def decide_ratio(
     )
     return Decision(
         rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
-        reason=reason, pvalue=p_refuted, alpha=alpha, mde=resolution, estimate_label=label,
-        details={"threshold": threshold, "bound": bound, "paired": paired, "p_holds": p_holds},
+        reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=resolution, estimate_label=label,
+        details={"threshold": threshold, "bound": bound, "paired": paired, "statistic": statistic, "p_holds": p_holds},
         _interval_at=interval_at,
     )
 

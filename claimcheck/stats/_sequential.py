@@ -2,27 +2,44 @@
 
 Re-testing after every batch at the full alpha inflates false verdicts (with 4 looks, up to
 ~2.5x). A :class:`SequentialPlan` instead *spends* alpha over its looks with a Lan–DeMets
-spending function ``f(t)`` of the information fraction ``t = n_k / n_max``: look k runs the
-rule at ``alpha_k = f(t_k) - f(t_{k-1})``, and ``sum_k alpha_k = alpha``.
+spending function ``f(t)`` of the information fraction ``t = n_k / n_max``, so that the chance
+of a false verdict by look k is at most ``f(t_k)`` and ``f(1) = alpha``.
 
-Guarantee: a true claim is refuted only if some look refutes it, so by the union bound
-``P(false refutation) <= sum_k alpha_k = alpha``; the same holds for a false claim reported as
-HOLDS. The union bound needs no model of how looks depend on each other, so it stays valid
-for t, sign-test, binomial and bootstrap rules alike, for looks at unplanned sizes, and when
-a run stops early for time (unspent alpha is simply lost). It is conservative: actual error
-rates sit below alpha.
+How a look's nominal level comes from ``f`` (``boundary``, the rule's choice):
+
+- ``normal``: exact group-sequential boundaries for z tests (:mod:`._boundaries`, recursive
+  numerical integration): the first-crossing probability at look k is exactly
+  ``f(t_k) - f(t_{k-1})``, so the nominal levels are larger than the increments (0.0189 /
+  0.0237 / 0.0247 against 0.0189 / 0.018 / 0.0132 for looks at 8, 19, 30) and power is close
+  to a fixed-n test.
+- ``t``: the same for t tests (the mean rules), calibrated for the estimated variance
+  (0.0189 / 0.0225 / 0.0236 at 8, 19, 30).
+- ``sign``: exact boundaries for sign tests (binomial dynamic programming).
+- ``union``: look k runs at ``alpha_k = f(t_k) - f(t_{k-1})``, and the union bound gives
+  ``P(false verdict) <= sum_k alpha_k = alpha`` with no model of how looks depend on each other:
+  valid for bootstrap rules, for tests combined over steps, and at unplanned look sizes;
+  conservative.
+- ``none``: the full alpha at every look, for rules whose errors cannot grow with looking
+  (``exact``, ``zero_rate``).
+
+A look whose sample count differs from the plan's size (a short draw) runs at its union-bound
+increment, which is never larger than its exact nominal level.
+
+Sequential p-values (``pvalue`` for refuted, ``hold_pvalue`` for holds): under ``union``,
+``min_k p_k * alpha / alpha_k`` (a Bonferroni over the looks taken, ``P(p_seq <= u) <= u``);
+under an exact boundary, the smallest overall level whose boundary the looks crossed
+(:func:`~._boundaries.repeated_pvalue`). Either way ``p_seq <= alpha`` exactly when some look
+decided that way, so the family correction can adjust both.
+
+The stopping look's interval is a repeated confidence interval: its nominal level is
+``1 - 2 a_k``, but it is reported at the level it keeps simultaneously over all looks
+(``1 - 2 alpha``), which is the coverage the plan guarantees.
 
 Spending functions (``spending``):
     "pocock" (default): ``alpha * ln(1 + (e - 1) t)``. Spends early, so a clear claim stops
         at the first looks; costs a stricter final look.
     "obf": O'Brien–Fleming type ``2 - 2 Phi(z_{1-alpha/2} / sqrt(t))``. Almost nothing early,
         nearly full alpha at the end; best when claims sit close to their thresholds.
-
-Sequential p-value: ``p_seq = min_k p_k * alpha / alpha_k`` (capped at 1), a Bonferroni over
-the looks taken. ``P(p_seq <= u) <= sum_k u alpha_k / alpha = u``, so it is a valid p-value
-for suite-level multiplicity, and ``p_seq <= alpha`` exactly when some look refuted.
-Rules whose ``spends_alpha`` is False (``exact``, ``zero_rate``) use the full
-alpha at every look: their errors cannot grow with looking.
 """
 
 from __future__ import annotations
@@ -33,24 +50,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special
 
+from claimcheck.numbers import level as level_text
 from claimcheck.verdict import Verdict
 
+from ._boundaries import Kind, nominal_levels, repeated_pvalue
 from ._decision import Decision, check_alpha
+from ._spending import Spending, spent
 
-Spending = Literal["pocock", "obf"]
+Boundary = Literal["normal", "t", "sign", "union", "none"]
 Draw = Callable[[int], Sequence[tuple[str, Sequence[float]]]]
 DecideLook = Callable[[Sequence[tuple[str, Any]], float], Decision]
+Gate = Callable[[Sequence[tuple[str, np.ndarray]], Decision], "str | None"]
 
 
-def spent(t: float, alpha: float, spending: Spending) -> float:
-    """Cumulative alpha spent by information fraction ``t`` in [0, 1]."""
-    if t <= 0:
-        return 0.0
-    if spending == "pocock":
-        return alpha * math.log1p((math.e - 1) * min(t, 1.0))
-    return float(2 * special.ndtr(-special.ndtri(1 - alpha / 2) / math.sqrt(min(t, 1.0))))
+_FLOOR = 1e-12  # a sign test at n <= 39 cannot reach it: such a look decides nothing
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,14 @@ class SequentialPlan:
         """Plan from a ``claimcheck.claim.Budget`` (reads ``min_samples``, ``max_samples``, ``looks``)."""
         return cls(alpha, budget.min_samples, budget.max_samples, budget.looks, spending)
 
+    def levels(self, boundary: Boundary = "union") -> tuple[float, ...]:
+        """Nominal level of each look under ``boundary`` (``union``: the spent increments)."""
+        if boundary == "none":
+            return (self.alpha,) * len(self.sizes)
+        if boundary == "union":
+            return self.alphas
+        return nominal_levels(boundary, self.sizes, self.spending, self.alpha)
+
     def alpha_for(self, look: int) -> float:
         """Alpha of look ``look`` (0-based)."""
         if not 0 <= look < len(self.alphas):
@@ -102,7 +124,8 @@ def sequential_pvalue(pvalues: Sequence[float], alphas: Sequence[float], alpha: 
     return min(1.0, min(p * alpha / a for p, a in zip(pvalues, alphas)))
 
 
-def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, spends_alpha: bool = True) -> Decision:
+def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, boundary: Boundary = "union",
+                   gate: Gate | None = None) -> Decision:
     """Sample in looks until ``rule`` decides or the plan ends; return the final decision.
 
     Args:
@@ -110,14 +133,23 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
             rule's group order. It may return fewer (a deterministic probe returns one value,
             a timed-out probe nothing): an empty draw ends sampling with the last decision.
         decide_look: ``decide_look(groups, alpha_k)`` decides one look (a rule bound to its check).
-        spends_alpha: False for rules whose errors cannot grow with looking (each look uses all of alpha).
+        boundary: how each look's level comes from the plan (see the module docstring).
+        gate: ``gate(groups, decision)`` names a noise problem of the tested quantity, or None. A
+            decisive look the gate flags does not stop sampling (unless it is the last); the last
+            look's problem is kept in ``details["noise_gate"]`` for the adjudication step.
 
     Returns:
-        The last look's decision with ``pvalue`` replaced by the sequential p-value, ``alpha``
-        by the plan's overall alpha, and ``details["sequential"]`` recording the looks.
+        The last look's decision with ``pvalue`` and ``hold_pvalue`` replaced by their sequential
+        p-values, ``alpha`` by the plan's overall alpha, the interval relabelled as a repeated
+        confidence interval, and ``details["sequential"]`` recording the looks.
     """
     collected: dict[str, list[np.ndarray]] = {}
-    alphas, pvalues = [], []
+    alphas: list[float] = []
+    pvalues: list[float] = []
+    hold_pvalues: list[float] = []
+    gated: list[str | None] = []
+    exact = boundary in ("normal", "t", "sign")
+    nominal = plan.levels(boundary) if exact else plan.alphas
     decision, stopped = None, "max_samples"
     for look, size in enumerate(plan.sizes):
         have = min((sum(map(len, parts)) for parts in collected.values()), default=0)
@@ -129,21 +161,55 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
             break
         for label, x in batch:
             collected.setdefault(label, []).append(x)
-        alpha_k = plan.alpha_for(look) if spends_alpha else plan.alpha
         groups = [(label, np.concatenate(parts)) for label, parts in collected.items()]
+        count = min(len(x) for _, x in groups)
+        if boundary == "none":
+            alpha_k = plan.alpha
+        elif exact and count == size:
+            alpha_k = nominal[look]
+        else:
+            exact = exact and count == size
+            alpha_k = plan.alphas[look]
+        alpha_k = max(alpha_k, _FLOOR)  # a look that may not spend anything still reports an interval
         decision = decide_look(groups, alpha_k)
         alphas.append(alpha_k)
         pvalues.append(decision.pvalue)
+        hold_pvalues.append(decision.hold_pvalue)
+        problem = gate(groups, decision) if gate is not None else None
+        gated.append(problem)
         if decision.verdict is not Verdict.INCONCLUSIVE:
-            stopped = "decided"
-            break
+            if problem is None or look == len(plan.sizes) - 1:
+                stopped = "decided"
+                break
     assert decision is not None
-    pvalue = sequential_pvalue(pvalues, alphas, plan.alpha) if spends_alpha else decision.pvalue
-    record = {
+    if boundary == "none":
+        pvalue, hold_pvalue = decision.pvalue, decision.hold_pvalue
+    elif exact:
+        kind: Kind = boundary  # type: ignore[assignment]  # one of the exact kinds here
+        sizes = plan.sizes
+        pvalue = repeated_pvalue(kind, sizes, plan.spending, plan.alpha, pvalues)
+        hold_pvalue = repeated_pvalue(kind, sizes, plan.spending, plan.alpha, hold_pvalues)
+    else:  # the increments the plan allows, also for looks that ran at an exact level before a short draw
+        spent_alphas = plan.alphas[: len(pvalues)] if boundary != "union" else alphas
+        pvalue = sequential_pvalue(pvalues, spent_alphas, plan.alpha)
+        hold_pvalue = sequential_pvalue(hold_pvalues, spent_alphas, plan.alpha)
+    record: dict[str, Any] = {
         "look": len(alphas), "looks": len(plan.sizes), "sizes": list(plan.sizes), "spending": plan.spending,
-        "alpha_per_look": alphas, "pvalue_per_look": pvalues, "stopped": stopped,
+        "boundary": boundary if boundary == "none" or exact else "union", "alpha_per_look": alphas,
+        "pvalue_per_look": pvalues, "hold_pvalue_per_look": hold_pvalues, "stopped": stopped,
     }
-    return replace(decision, pvalue=pvalue, alpha=plan.alpha, details={**decision.details, "sequential": record})
+    if gate is not None:
+        record["gate_per_look"] = gated
+    details = {**decision.details, "sequential": record}
+    if gated and gated[-1] is not None:
+        details["noise_gate"] = gated[-1]
+    changes: dict[str, Any] = {"pvalue": pvalue, "hold_pvalue": hold_pvalue, "alpha": plan.alpha, "details": details}
+    if boundary != "none" and 0 < decision.confidence_level < 1 and alphas[-1] > 0:
+        simultaneous = 1 - (1 - decision.confidence_level) * plan.alpha / alphas[-1]
+        record["nominal_level"] = decision.confidence_level
+        old, new = f"{level_text(decision.confidence_level)} CI", f"repeated {level_text(simultaneous)} CI"
+        changes |= {"confidence_level": simultaneous, "reason": decision.reason.replace(old, new)}
+    return replace(decision, **changes)
 
 
 def _floats(label: str, samples: Sequence[float]) -> np.ndarray:

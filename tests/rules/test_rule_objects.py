@@ -29,7 +29,7 @@ def test_registry_discovers_every_rule_module_once() -> None:
         ("at_least", {"output": "x", "threshold": "high"}, "check.threshold", "must be a finite number; got 'high'"),
         ("at_least", {"output": "x", "threshold": math.nan}, "check.threshold", "must be a finite number; got nan"),
         ("at_least", {"output": "x", "threshold": True}, "check.threshold", "must be a finite number; got True"),
-        ("at_least", {"output": "x", "threshold": 1, "statistic": "mode"}, "check.statistic", "must be one of mean, median"),
+        ("at_least", {"output": "x", "threshold": 1, "statistic": "mode"}, "check.statistic", "must be one of auto, mean, median"),
         ("equivalent", {"output": "a", "reference": "b", "margin": 0}, "check.margin", "must be positive"),
         ("equivalent", {"output": "a", "reference": "b", "margin": 1, "paired": "yes"}, "check.paired", "true or false"),
         ("ratio", {"output": "a", "reference": "b", "threshold": 2}, "check.rule", "needs `check.bound`"),
@@ -55,7 +55,7 @@ def test_all_problems_of_a_check_are_reported_not_just_the_first() -> None:
 
 def test_defaults_are_the_rule_objects() -> None:
     check = rules.make_check("equivalent", {"margin": 1})
-    assert dict(check.params) == {"margin": 1.0, "scale": "difference", "paired": False}
+    assert dict(check.params) == {"margin": 1.0, "scale": "difference", "paired": False, "statistic": "auto"}
 
 
 def test_unknown_rule_has_a_did_you_mean() -> None:
@@ -131,7 +131,9 @@ def test_words_and_bands_come_from_the_rule() -> None:
     claimed = rules.get("equivalent").claimed(log_ratio)
     assert claimed.kind == "band" and claimed.low == pytest.approx(1 / 1.05) and claimed.high == pytest.approx(1.05)
     ratio = rules.make_check("ratio", {"threshold": 0.74, "bound": "at_least"}, labels=("gbps", "raw"))
-    assert rules.get("ratio").expectation(ratio) == "mean gbps / mean raw >= 0.74"
+    assert rules.get("ratio").expectation(ratio) == "gbps / raw >= 0.74"  # auto: median if timing, else mean
+    named = rules.make_check("ratio", {"threshold": 0.74, "bound": "at_least", "statistic": "mean"}, labels=("gbps", "raw"))
+    assert rules.get("ratio").expectation(named) == "mean gbps / mean raw >= 0.74"
     rate = rules.make_check("zero_rate", {"threshold": 0.02}, labels=("match",))
     assert rules.get("zero_rate").stated_band(rate) == (0.0, 0.02)
     exact_check = rules.make_check("exact", {"expected": 2.57, "tolerance": 0.005}, labels=("ms",))

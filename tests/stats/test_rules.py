@@ -76,11 +76,19 @@ def test_bound_single_sample_is_inconclusive(statistic):
     assert d.verdict is I and d.n == 1
 
 
-@pytest.mark.parametrize(("value", "verdict"), [(5.0, H), (0.5, R), (1.0, I)])
-def test_bound_zero_variance_decides_on_the_value(value, verdict):
+@pytest.mark.parametrize("value", [5.0, 0.5, 1.0])
+def test_identical_samples_leave_a_mean_undecided_never_p_zero(value):
+    """An output that is 9 two times in three repeats itself 6 times with probability 0.09: no evidence."""
     d = decide("at_least", one([value] * 6), threshold=1.0)
-    assert d.verdict is verdict
-    assert d.low == d.high == value
+    assert d.verdict is I and d.pvalue == 1.0 and d.hold_pvalue == 1.0
+    assert "all 6 samples are equal, so they estimate no noise" in d.reason
+    for rule, groups, params in [
+        ("ratio", [("a", [2.0] * 4), ("b", [1.0] * 4)], {"threshold": 1.5, "bound": "at_least", "paired": True}),
+        ("equivalent", [("a", [2.0] * 4), ("b", [1.0] * 4)], {"margin": 0.5}),
+        ("ordering", [("a", [2.0] * 4), ("b", [1.0] * 4)], {}),
+    ]:
+        other = decide(rule, groups, **params)
+        assert other.verdict is I and other.pvalue == 1.0 and "estimate no noise" in other.reason, rule
 
 
 def test_bound_all_equal_median_needs_enough_samples():
@@ -141,9 +149,12 @@ def test_equivalent_log_ratio_rejects_non_positive_samples():
 
 def test_equivalent_zero_variance_and_small_n():
     same = [("a", [3.0] * 5), ("b", [3.0] * 5)]
-    assert decide("equivalent", same, margin=0.1).verdict is H
-    apart = [("a", [3.5] * 5), ("b", [3.0] * 5)]
-    assert decide("equivalent", apart, margin=0.1, paired=True).verdict is R
+    assert decide("equivalent", same, margin=0.1).verdict is I  # identical samples estimate no noise
+    apart = [("a", [3.5] * 6), ("b", [3.0] * 6)]
+    assert decide("equivalent", apart, margin=0.1, paired=True).verdict is I
+    # the median of per-round differences decides by the sign test, ties counting against the claim
+    assert decide("equivalent", apart, margin=0.1, paired=True, statistic="median").verdict is R
+    assert decide("equivalent", same, margin=0.1, paired=True, statistic="median").verdict is H
     assert decide("equivalent", [("a", [1.0]), ("b", [1.0])], margin=0.1, paired=True).verdict is I
 
 
@@ -189,7 +200,7 @@ def test_ratio_median_bootstrap_decides_a_clear_case():
 
 
 def test_ratio_edge_cases():
-    assert decide("ratio", [("a", [3.0] * 4), ("b", [2.0] * 4)], threshold=1.4, bound="at_least").verdict is H
+    assert decide("ratio", [("a", [3.0] * 4), ("b", [2.0] * 4)], threshold=1.4, bound="at_least").verdict is I
     assert decide("ratio", [("a", [1.0]), ("b", [1.0])], threshold=1.0, bound="at_least").verdict is I
     negative = decide("ratio", [("a", [1.0, 2.0]), ("b", [-1.0, -2.0])], threshold=1.0, bound="at_least")
     assert negative.verdict is I and "not positive" in negative.reason
@@ -208,16 +219,17 @@ def test_ordering_holds_refutes_and_reports_steps():
     p = stats.ttest_ind(G[0][1], G[1][1], equal_var=False, alternative="greater").pvalue
     assert d.details["steps"][0]["p_holds"] == pytest.approx(p, rel=1e-9)
     r = decide("ordering", [G[0], G[2], G[1]])
-    assert r.verdict is R and "step slow > mid is reversed" in r.reason
+    assert r.verdict is R and "pair slow > mid is reversed" in r.reason
     assert r.pvalue == pytest.approx(
         min(1, 2 * stats.ttest_ind(G[2][1], G[1][1], equal_var=False, alternative="less").pvalue), rel=1e-9
     )
 
 
 def test_ordering_edge_cases():
-    assert decide("ordering", [("a", [3.0] * 4), ("b", [2.0] * 4)]).verdict is H
-    assert decide("ordering", [("a", [2.0] * 4), ("b", [2.0] * 4)]).verdict is I
-    assert decide("ordering", [("a", [2.0] * 4), ("b", [3.0] * 4)]).verdict is R
+    for values in ([3.0, 2.0], [2.0, 2.0], [2.0, 3.0]):  # identical samples: no noise estimate
+        assert decide("ordering", [("a", [values[0]] * 4), ("b", [values[1]] * 4)]).verdict is I
+    assert decide("ordering", [("a", [3.0] * 5), ("b", [2.0] * 5)], paired=True, statistic="median").verdict is H
+    assert decide("ordering", [("a", [2.0] * 5), ("b", [3.0] * 5)], paired=True, statistic="median").verdict is R
     assert decide("ordering", [("a", [2.0]), ("b", [3.0])]).verdict is I
     with pytest.raises(ValueError, match="rule `ordering` needs at least 2 sample groups; got 1"):
         decide("ordering", [("a", [1.0, 2.0])])

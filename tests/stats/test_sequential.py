@@ -11,6 +11,7 @@ from scipy import stats
 from claimcheck.claim import Budget
 from claimcheck.rules import decide, run_sequential
 from claimcheck.stats import SequentialPlan
+from claimcheck.stats._boundaries import repeated_pvalue
 from claimcheck.stats._sequential import sequential_pvalue, spent
 from claimcheck.verdict import Verdict
 
@@ -70,9 +71,43 @@ def test_undecided_claim_uses_every_look_and_draws_increments():
     d = run_sequential(draw, "at_least", plan, threshold=10.0)
     assert calls == [10, 64, 63, 63] and d.n == 200
     seq = d.details["sequential"]
-    assert seq["alpha_per_look"] == list(plan.alphas) and seq["stopped"] == "max_samples"
+    assert seq["boundary"] == "t" and seq["stopped"] == "max_samples"
+    assert seq["alpha_per_look"] == list(plan.levels("t"))
+    assert all(exact > union for exact, union in zip(plan.levels("t")[1:], plan.alphas[1:]))
+    assert d.pvalue == pytest.approx(repeated_pvalue("t", plan.sizes, "pocock", 0.05, seq["pvalue_per_look"]))
+    # the stopping look's interval is a repeated CI at the simultaneous level, not its nominal one
+    assert seq["nominal_level"] == pytest.approx(1 - 2 * plan.levels("t")[-1])
+    assert d.confidence_level == pytest.approx(0.90) and "repeated 90% CI" in d.reason
+
+
+def test_union_bound_plan_for_rules_without_an_exact_boundary():
+    draw, calls = stream(10.0, 10.0, 10.0, sd=5.0)
+    plan = SequentialPlan()
+    d = run_sequential(draw, "ordering", plan)
+    seq = d.details["sequential"]
+    assert seq["boundary"] == "union" and seq["alpha_per_look"] == list(plan.alphas)
     assert d.pvalue == pytest.approx(sequential_pvalue(seq["pvalue_per_look"], plan.alphas, 0.05))
-    assert d.confidence_level == pytest.approx(1 - 2 * plan.alphas[-1])
+
+
+def test_exact_boundaries_spend_alpha_exactly():
+    """Looks at 8, 19, 30: the nominal levels of the normal recursion, checked against scipy's MVN CDF."""
+    plan = SequentialPlan(0.05, 8, 30, 3)
+    levels = plan.levels("normal")
+    assert levels == pytest.approx((0.01886, 0.02373, 0.02467), abs=5e-5)
+    info = np.array(plan.sizes) / 30
+    corr = np.sqrt(np.minimum.outer(info, info) / np.maximum.outer(info, info))
+    for k in range(1, 4):
+        crossed = 1 - stats.multivariate_normal(np.zeros(k), corr[:k, :k], seed=1, abseps=1e-7).cdf(
+            stats.norm.isf(np.array(levels[:k])))
+        assert crossed == pytest.approx(spent(plan.sizes[k - 1] / 30, 0.05, "pocock") if k < 3 else 0.05, abs=2e-5)
+    # sign test: a binomial walk crosses the critical counts with probability close to, and at most, alpha
+    sign = plan.levels("sign")
+    critical = [next(c for c in range(n + 2) if c > n or stats.binom.sf(c - 1, n, 0.5) <= a * (1 + 1e-9))
+                for a, n in zip(sign, plan.sizes)]
+    assert all(stats.binom.sf(c - 1, n, 0.5) == pytest.approx(a) for c, n, a in zip(critical, plan.sizes, sign) if a)
+    walks = np.random.default_rng(2).integers(0, 2, (200_000, 30)).cumsum(axis=1)
+    crossed = np.any([walks[:, n - 1] >= c for n, c in zip(plan.sizes, critical)], axis=0).mean()
+    assert 0.035 < crossed <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 200_000)
 
 
 def test_sequential_pvalue_is_refuted_exactly_when_a_look_refutes():
@@ -120,3 +155,20 @@ def test_naive_retesting_would_inflate_false_refutations():
         x = rng.normal(10.0, 1.0, sizes[-1])
         naive += any(decide("at_least", [("x", x[:n])], threshold=10.0).verdict is Verdict.REFUTED for n in sizes)
     assert naive / 400 > 0.05 + 2 * math.sqrt(0.05 * 0.95 / 400)
+
+
+def test_t_boundary_spends_alpha_on_fresh_paths():
+    """Independent of the calibration's seed: 100,000 normal paths cross the t levels ~alpha of the time."""
+    plan = SequentialPlan(0.05, 8, 30, 3)
+    x = np.random.default_rng(7).standard_normal((100_000, 30))
+    crossed = {}
+    for kind in ("t", "normal", "union"):
+        levels = plan.levels(kind)
+        hit = np.zeros(len(x), dtype=bool)
+        for n, level in zip(plan.sizes, levels):
+            t = x[:, :n].mean(axis=1) / (x[:, :n].std(axis=1, ddof=1) / math.sqrt(n))
+            hit |= stats.t.sf(t, n - 1) <= level
+        crossed[kind] = hit.mean()
+    se = math.sqrt(0.05 * 0.95 / len(x))
+    assert abs(crossed["t"] - 0.05) < 3 * se  # measured 0.0501; the normal levels 0.0518, the union bound 0.0395
+    assert crossed["union"] < 0.045  # the union bound leaves alpha unspent

@@ -9,16 +9,18 @@ Each case draws synthetic samples (seeded numpy) and runs the real ``run_sequent
 - the mean samples the sequential plan uses are compared with the fixed-n design that has
   the same alpha and 80% power at the design effect (``required_n``).
 
-Tolerances: a rate estimated from R replications has standard error sqrt(p (1-p) / R); an
-error rate passes when it is <= alpha + 2 SE(alpha), i.e. when the data do not show it
-exceeding alpha. Run with ``-s`` to see the table.
+Tolerances: a rate estimated from R replications has standard error sqrt(p (1-p) / R). The
+t-based rules' exact boundaries spend alpha exactly, so their error rate at the edge *is* alpha
+(not below it, as under the union bound) and a 2-SE bound would fail for 2.3% of seeds; an
+error rate passes here at alpha + 3 SE (R = 1000: 0.071). The 2-SE table at R = 2000 over every
+noise model is tests/simulation (``-m slow``). Run with ``-s`` to see the table.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -203,9 +205,9 @@ def test_sequential_error_rates_and_power(index: int, report_table) -> None:
                  f"FRR {r['frr']:.3f} ±{r['frr_se']:.3f}  FHR {r['fhr']:.3f}  power@design {r['design']:.2f}  "
                  f"refute@2x {r['power']:.2f}  hold {r['hold']:.2f}  n_fixed {r['n_fixed']}  "
                  f"E[n]@2x {r['en_far']:.1f} ({r['ratio']:.2f} of fixed)")
-    limit = ALPHA + 2 * se(ALPHA, R_EDGE)
+    limit = ALPHA + 3 * se(ALPHA, R_EDGE)
     assert frr <= limit, f"false refutations {frr:.3f} > {limit:.3f}"
-    limit = ALPHA + 2 * se(ALPHA, R_FALSE_EDGE if case.false_edge else R_EDGE)
+    limit = ALPHA + 3 * se(ALPHA, R_FALSE_EDGE if case.false_edge else R_EDGE)
     assert fhr <= limit, f"false holds {fhr:.3f} > {limit:.3f}"
     assert power >= 0.8, f"power to refute at twice the design effect {power:.2f} < 0.8"
     # true claims: >= 0.8 with room; at the equivalence design point 0.8 is the target, so allow 2 SE
