@@ -126,6 +126,21 @@ class Profile:
 
 
 @dataclass(frozen=True)
+class Control:
+    """A positive control: probe parameters under which the claim must be refuted.
+
+    Running the claim's unchanged check there shows that its measurement can fail; a claim
+    whose control is not refuted has not been shown able to fail on that machine.
+    """
+
+    params: dict[str, Any]
+    why: str
+
+
+CONTROL_SUFFIX = "--control"
+
+
+@dataclass(frozen=True)
 class Claim:
     """One validated claim, with the place it was read from."""
 
@@ -141,6 +156,7 @@ class Claim:
     depends_on: tuple[str, ...] = ()
     notes: str | None = None
     profiles: dict[str, Profile] = field(default_factory=dict)
+    control: Control | None = None
     path: str = "<memory>"
     line: int = 0
     content_hash: str = ""
@@ -165,6 +181,7 @@ class Claim:
             "check": self.check.to_record(), "budget": dataclasses.asdict(self.budget),
             "tags": list(self.tags), "depends_on": list(self.depends_on), "notes": self.notes,
             "path": self.path, "line": self.line, "content_hash": self.content_hash,
+            **({"control": {"params": dict(self.control.params), "why": self.control.why}} if self.control else {}),
         }
 
     @classmethod
@@ -174,6 +191,7 @@ class Claim:
         scope = record.get("scope") or {}
         probe = record.get("probe") or {}
         budget = record.get("budget") or {}
+        control = record.get("control")
         known_scope = {f.name for f in dataclasses.fields(Scope)}
         known_budget = {f.name for f in dataclasses.fields(Budget)}
         return cls(
@@ -187,7 +205,23 @@ class Claim:
             tags=tuple(record.get("tags") or ()), depends_on=tuple(record.get("depends_on") or ()),
             notes=record.get("notes"), path=str(record.get("path", "<memory>")), line=int(record.get("line") or 0),
             content_hash=str(record.get("content_hash", "")),
+            control=Control(dict(control.get("params") or {}), str(control.get("why", "")))
+            if isinstance(control, Mapping) else None,
         )
+
+    def for_control(self) -> "Claim":
+        """The claim under its control's params, as its own claim ``<id>--control`` (same check and scope).
+
+        Grid axes the control does not set take their first value: one control per claim.
+        The control has no premises, so a failed premise never makes it stale.
+        """
+        if self.control is None:
+            raise ValueError(f"claim `{self.id}` declares no control")
+        params = {axis: values[0] for axis, values in self.probe.grid.items()}
+        params.update(self.probe.params)
+        params.update(self.control.params)
+        return dataclasses.replace(self, id=self.id + CONTROL_SUFFIX, probe=ProbeSpec(self.probe.name, params, {}),
+                                   depends_on=(), control=None, profiles={})
 
     def for_profile(self, name: str | None) -> "Claim":
         """This claim with the named profile's params, grid and budget applied (itself if none)."""

@@ -59,6 +59,43 @@ class Adjustment:
                    chain=tuple(record.get("chain") or ()))
 
 
+@dataclass(frozen=True)
+class ControlOutcome:
+    """What a claim's positive control showed: whether its measurement can refute it here.
+
+    A control runs the claim's check under parameters where the claim must be false
+    (``control:`` in the YAML). If the control is not refuted, a "holds" of the claim
+    says nothing: the measurement was not shown able to fail on this machine.
+
+    Attributes:
+        item_id: the control's item (``claim-id[control]``).
+        params: the probe parameters the control replaced.
+        verdict: the control's final verdict.
+        reason: the control's reason.
+    """
+
+    item_id: str
+    params: Mapping[str, Any]
+    verdict: Verdict
+    reason: str
+
+    @property
+    def shown_able_to_fail(self) -> bool:
+        """True when the control was refuted, as it must be."""
+        return self.verdict is Verdict.REFUTED
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"item_id": self.item_id, "params": dict(self.params), "verdict": self.verdict.value,
+                "reason": self.reason, "shown_able_to_fail": self.shown_able_to_fail}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ControlOutcome:
+        """Inverse of :meth:`to_record`."""
+        return cls(item_id=str(record.get("item_id", "")), params=dict(record.get("params") or {}),
+                   verdict=Verdict(record.get("verdict", Verdict.ERROR.value)), reason=str(record.get("reason", "")))
+
+
 def verdict_path(raw: Verdict, adjustments: Sequence[Adjustment]) -> str:
     """``refuted → noise-gate: inconclusive``: how a final verdict came about (steps that changed it)."""
     steps = [raw.value] + [f"{a.step}: {a.after.value}" for a in adjustments if a.after is not a.before]
@@ -80,6 +117,9 @@ class ItemResult:
         machine, machine_class: the fingerprint of where it ran and its class.
         info, artifacts: facts and evidence the probe recorded (JSON values).
         started, finished, duration_s: when it ran.
+        control_for: set on a positive control's own result: the id of the claim it tests
+            (the control's claim id is ``<claim-id>--control``, so it never counts as the claim).
+        control: set on a claim's results when its control ran: what the control showed.
     """
 
     claim: Claim
@@ -97,6 +137,8 @@ class ItemResult:
     started: str = ""
     finished: str = ""
     duration_s: float = 0.0
+    control_for: str | None = None
+    control: ControlOutcome | None = None
 
     @property
     def claim_id(self) -> str:
@@ -151,6 +193,8 @@ class ItemResult:
             "finished": self.finished,
             "duration_s": self.duration_s,
             "claim": self.claim.to_record(),
+            **({"control_for": self.control_for} if self.control_for is not None else {}),
+            **({"control": self.control.to_record()} if self.control is not None else {}),
         }
 
     @classmethod
@@ -179,4 +223,6 @@ class ItemResult:
             started=str(record.get("started") or ""),
             finished=str(record.get("finished") or ""),
             duration_s=float(record.get("duration_s") or 0.0),
+            control_for=str(record["control_for"]) if record.get("control_for") else None,
+            control=ControlOutcome.from_record(record["control"]) if isinstance(record.get("control"), Mapping) else None,
         )

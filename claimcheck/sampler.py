@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from claimcheck.claim import Claim
 from claimcheck.errors import ProbeError
@@ -37,6 +37,16 @@ def check_numbers(output: str, values: Any) -> list[float]:
     return numbers
 
 
+class LevelCall(NamedTuple):
+    """One probe call of a swept level: when it ran within the look, and how many samples it gave."""
+
+    look: int
+    round: int
+    position: int
+    level: str
+    samples: int
+
+
 class Sampler:
     """Collects samples per decision group across sequential looks."""
 
@@ -52,9 +62,30 @@ class Sampler:
         else:
             self.outputs = [name for name in (check.output, check.reference) if name]
         self.data: dict[str, dict[str, list[float]]] = {label: {} for label, _ in self.levels}
+        self.order: list[LevelCall] = []  # the calls in the order they ran (swept levels only)
 
     def draw(self, n: int, look: int) -> None:
-        for label, params in self.levels:
+        """``n`` more samples of every level, the levels interleaved in a balanced order.
+
+        With several ``over:`` levels a look is split into two rounds, the levels forward in
+        the first and backward in the second, so every level sits at the same mean position
+        in the look: drift within the look (thermal, other load) adds the same amount to each
+        level instead of being read as a trend, and the i-th samples of all levels come from
+        the same round (what ``paired: true`` compares). A probe that returns other than
+        what was asked (a design that comes whole) is called once per level, as before.
+        """
+        if len(self.levels) < 2 or n < 2:
+            self._round(self.levels, n, look, 0)
+            return
+        first = n // 2
+        if self._round(self.levels, first, look, 0):
+            self._round(self.levels[::-1], n - first, look, 1)
+        self.ctx.artifacts["level_order"] = [call._asdict() for call in self.order]
+
+    def _round(self, levels: list[tuple[str, dict[str, Any]]], n: int, look: int, round_index: int) -> bool:
+        """Call the probe once per level; True when every call returned ``n`` values of each output."""
+        exact = True
+        for position, (label, params) in enumerate(levels):
             self.ctx.n, self.ctx.look = n, look
             result = self.probe(self.ctx, **params)
             if not isinstance(result, Mapping):
@@ -63,8 +94,16 @@ class Sampler:
                 if name not in result:
                     raise ProbeError(f"probe returned no output `{name}` (it gave: {', '.join(map(str, result)) or 'nothing'})")
             store = self.data[label]
+            counts = set()
             for name, values in result.items():
-                store.setdefault(str(name), []).extend(check_numbers(str(name), values))
+                numbers = check_numbers(str(name), values)
+                store.setdefault(str(name), []).extend(numbers)
+                if name in self.outputs:
+                    counts.add(len(numbers))
+            exact = exact and counts == {n}
+            if len(self.levels) > 1:
+                self.order.append(LevelCall(look, round_index, position, label, max(counts, default=0)))
+        return exact
 
     def count(self) -> int:
         return min((len(self.data[label].get(name, [])) for label, _ in self.levels for name in self.outputs), default=0)

@@ -61,6 +61,8 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "depends_on": Field("str-list", "ids of claims this one takes as premises"),
         "notes": Field("str", "why the threshold or margin is what it is"),
         "draft": Field("bool", "a drafted claim that never runs until completed"),
+        "control": Field("section", "positive control: probe params under which the claim must be refuted "
+                         "(run beside the claim with --claims-controls)"),
         "profiles": Field("profiles", "machine profile name (cpu, cuda, metal, or one chosen with "
                           "--claims-profile) -> params/grid/budget that scale the measurement to that machine"),
     },
@@ -68,6 +70,11 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "params": Field("map", "probe params replaced under this profile"),
         "grid": Field("grid", "grid axes replaced under this profile"),
         "budget": Field("section", "budget fields replaced under this profile"),
+    },
+    "control": {
+        "params": Field("map", "probe params replaced for the control (grid axes it does not set take their "
+                        "first value)", True),
+        "why": Field("str", "why the claim must be refuted under these params", True),
     },
     "source": {
         "doc": Field("str", "source document file name", True),

@@ -266,15 +266,17 @@ def lazy_trap(
     scale_dtype: str = "float32",
     ceiling_mib: int = 256,
     repeats: int = 100,
+    evaluate: bool = False,
 ) -> dict[str, list[float]]:
     """The wrong way to time a GEMV chain: drop the outputs, never evaluate (bypasses the guard on purpose).
 
     The reported figure is graph-building time only, so it exceeds any
     physical read bandwidth; the claim that it does is what makes the guard in
     every honest probe worth having. Each sample times ``repeats`` builds of
-    the chain, so microsecond jitter averages out.
+    the chain, so microsecond jitter averages out. ``evaluate=True`` times the
+    same chain honestly (the positive control: its figure cannot exceed the ceiling).
     """
-    trap = Timer(evaluate=_drop)
+    trap = Timer() if evaluate else Timer(evaluate=_drop)
     honest = Timer()
     weights, nbytes, x = _weight_chain(
         size_mib=size_mib, cycle_mib=cycle_mib, k=k, arm="quantized", bits=bits, group_size=group_size,
@@ -293,5 +295,6 @@ def lazy_trap(
         host_bytes, host_s = host_read_seconds(ceiling_mib, repeats=1)
         device_gbps = gbps(device.nbytes, honest.time(lambda: device.sum()))
         out["ceiling_gbps"].append(max(gbps(host_bytes, host_s[0]), device_gbps))
-    ctx.info.update({"bytes_claimed_per_sample": nbytes * repeats, "copies": len(weights), "repeats": repeats})
+    ctx.info.update({"bytes_claimed_per_sample": nbytes * repeats, "copies": len(weights), "repeats": repeats,
+                     "evaluated": evaluate})
     return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Sequence
 
-from claimcheck.harness.timing import Timer, check_bandwidth, gbps, mlx_core, read_ceiling_gbps, reuse
+from claimcheck.harness.timing import Timer, check_bandwidth, gbps, mlx_core, read_ceiling_gbps, reuse, spin
 from claimcheck.probe import Output, ProbeContext, probe
 
 ARMS = ("gather", "repeated", "dense", "merged")
@@ -108,6 +108,8 @@ def moe_gather(
     bits: int = 4,
     group_size: int = 64,
     scale_dtype: str = "bfloat16",
+    spin_arm: str = "",
+    spin_ms: float = 0.0,
 ) -> dict[str, list[float]]:
     """Per-layer time of a decode token's expert MLP through gather_qmm and the comparison arms.
 
@@ -116,10 +118,14 @@ def moe_gather(
         hidden, expert, n_experts, top_k: the MoE shape (defaults: the 26B-A4B's).
         layers: chained layers per timed sample, each with its own weights.
         scale_dtype: dtype of scales and biases (and of the activations).
+        spin_arm, spin_ms: host spin injected into one arm's timed region (a positive control:
+            an arm made slower on purpose must be told apart).
     """
     unknown = [a for a in arms if a not in ARMS]
     if unknown or not arms:
         raise ValueError(f"`arms` must be a non-empty subset of {list(ARMS)}, got {list(arms)}")
+    if spin_arm and spin_arm not in arms:
+        raise ValueError(f"`spin_arm` must be one of the arms {list(arms)}, got {spin_arm!r}")
     if top_k > n_experts:
         raise ValueError(f"`top_k`={top_k} exceeds `n_experts`={n_experts}")
     mx = mlx_core()
@@ -136,6 +142,8 @@ def moe_gather(
 
     def run(arm: str) -> Any:
         idx = repeated if arm == "repeated" else distinct
+        if arm == spin_arm and spin_ms > 0:
+            spin(spin_ms)
         x = x0
         for layer in stacks:
             x = x + expert_layer(mx, arm, x, layer, idx, expert=expert, bits=bits, group_size=group_size)
@@ -159,6 +167,7 @@ def moe_gather(
             "layers": layers,
             "shape": {"hidden": hidden, "expert": expert, "n_experts": n_experts, "top_k": top_k},
             "quantization": f"{bits}-bit, group {group_size}, {scale_dtype} scales",
+            **({"spin": {"arm": spin_arm, "ms": spin_ms}} if spin_arm and spin_ms > 0 else {}),
         }
     )
     return out

@@ -1,0 +1,97 @@
+"""Positive controls: `control:` params under which a claim must be refuted, run with --claims-controls."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from claimcheck.controls import attach_controls
+from claimcheck.errors import ClaimError
+from claimcheck.loader import check_probe, load_claims_text
+from claimcheck.result import ControlOutcome, ItemResult
+from claimcheck.verdict import Verdict
+
+CLAIMS = """\
+id: able-to-fail
+title: a mean well above its threshold
+statement: the mean of x is at least 10
+source: {doc: d.md, section: "1", figure: "x >= 10"}
+scope: {kind: portable, backend: any}
+probe: {name: normal, params: {mean: 14, sd: 1}}
+check: {rule: at_least, output: x, threshold: 10}
+budget: {min_samples: 10, max_samples: 40, looks: 3}
+control: {params: {mean: 6}, why: "a mean of 6 is below the threshold, so the check must refute it"}
+---
+id: cannot-fail
+title: a check whose control is still true
+statement: the mean of x is at least 10
+source: {doc: d.md, section: "2", figure: "x >= 10"}
+scope: {kind: portable, backend: any}
+probe: {name: normal, params: {mean: 14, sd: 1}}
+check: {rule: at_least, output: x, threshold: 10}
+budget: {min_samples: 10, max_samples: 40, looks: 3}
+control: {params: {mean: 13}, why: "a control that does not make the claim false (a broken control)"}
+"""
+
+
+@pytest.fixture
+def project(demo_project: pytest.Pytester) -> pytest.Pytester:
+    (demo_project.path / "claims" / "controls.yaml").write_text(CLAIMS)
+    return demo_project
+
+
+def test_controls_run_beside_their_claims_only_when_asked(project: pytest.Pytester) -> None:
+    plain = project.runpytest("claims", "--collect-only", "-q", "--claims-no-store")
+    assert "[control]" not in plain.stdout.str()
+    asked = project.runpytest("claims", "--collect-only", "-q", "--claims-no-store", "--claims-controls",
+                              "-k", "able-to-fail")
+    asked.stdout.fnmatch_lines(["claims/controls.yaml::able-to-fail", "claims/controls.yaml::able-to-fail[[]control[]]"])
+
+
+def test_a_claim_whose_control_is_not_refuted_is_not_shown_able_to_fail(project: pytest.Pytester) -> None:
+    result = project.runpytest("claims", "-v", "--claims-no-store", "--claims-controls")
+    result.stdout.fnmatch_lines([
+        "*able-to-fail PASSED*",
+        "*able-to-fail[[]control[]] CONTROL REFUTED*",
+        "*cannot-fail[[]control[]] CONTROL NOT REFUTED*",
+    ])
+    result.stdout.fnmatch_lines([
+        "controls: 1 of 2 refuted (claim shown able to fail here)",
+        "not shown able to fail here: cannot-fail (control cannot-fail[[]control[]] holds: *",
+    ])
+    # the holding claim whose control held leaves "passed" for a category of its own
+    result.stdout.fnmatch_lines(["*= 1 passed, *2 controls, 1 not shown able to fail here in *"])
+    assert "verdicts: 2 holds" in result.stdout.str(), "a control's verdict is not counted as a claim's"
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_the_control_outcome_travels_on_the_claims_results() -> None:
+    claim = load_claims_text(CLAIMS, "c.yaml")[0]
+    control = claim.for_control()
+    assert control.id == "able-to-fail--control" and control.probe.params == {"mean": 6, "sd": 1}
+    assert control.check == claim.check and control.scope == claim.scope and control.control is None
+    mine = ItemResult(claim, claim.id, {"mean": 14}, Verdict.HOLDS, "holds")
+    probe_result = ItemResult(control, f"{claim.id}[control]", {"mean": 6}, Verdict.REFUTED, "refuted",
+                              control_for=claim.id)
+    attached = attach_controls([mine, probe_result])
+    assert attached[1] is probe_result and attached[0].verdict is Verdict.HOLDS
+    assert attached[0].control == ControlOutcome(f"{claim.id}[control]", {"mean": 6}, Verdict.REFUTED, "refuted")
+    assert attached[0].control.shown_able_to_fail
+    for result in attached:
+        again = ItemResult.from_record(json.loads(json.dumps(result.to_record())))
+        assert again.control == result.control and again.control_for == result.control_for
+        assert again.claim.control == result.claim.control
+    assert "control" not in mine.to_record() and "control_for" not in mine.to_record(), "old records stay as they were"
+
+
+def test_a_control_is_checked_against_the_probe_like_any_param(project: pytest.Pytester) -> None:
+    from claimcheck.probe import load_probe_modules
+
+    load_probe_modules(str(project.path))
+    text = CLAIMS.split("---\n")[0].replace("params: {mean: 6}", "params: {maen: 6}")
+    with pytest.raises(ClaimError, match=r"c.yaml:9: control.params.maen: probe `normal` has no param `maen`"):
+        check_probe(load_claims_text(text, "c.yaml")[0])
+    empty = CLAIMS.split("---\n")[0].replace("params: {mean: 6}, ", "")
+    with pytest.raises(ClaimError, match=r"control: missing required field `control.params`"):
+        load_claims_text(empty, "c.yaml")
