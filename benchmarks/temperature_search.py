@@ -27,7 +27,9 @@ def main() -> None:
     from claimcheck.models import load
     from claimcheck.sampling import get_policy
     from claimcheck.sampling.runs import temperature_search
-    from probes.curves import TEMPERATURE_GRID, chat_ids, select_prompts, stop_token_ids
+    from probes.curve_prompts import select_prompts
+    from probes.curve_text import chat_ids, stop_token_ids
+    from probes.temperature_search import TEMPERATURE_GRID
 
     lm = load(args.model, variant=args.variant, needs_text=True)
     prompt = chat_ids(lm.tokenizer, select_prompts(args.prompt)[0].text)

@@ -158,3 +158,23 @@ def cached(
     except TypeError as error:
         raise TypeError(f"cached value for {key_parts.get('probe', 'result')!r} is not JSON-serialisable: {error}") from None
     return value, False
+
+
+def lookup(
+    key_parts: Mapping[str, Any],
+    *,
+    fresh: bool | float = False,
+    cache_dir: str | os.PathLike[str] | None = None,
+    environment: Mapping[str, Any] | None = None,
+) -> tuple[bool, Any]:
+    """The value :func:`cached` would reuse for ``key_parts``, without computing one: ``(hit, value)``.
+
+    For callers that compute several missing values together (one batch for many keys) and so
+    need to know which keys are stored before computing any. Arguments as for :func:`cached`.
+    """
+    if fresh is True:
+        return False, None
+    env = dict(environment_key() if environment is None else environment)
+    full_key = {"parts": dict(key_parts), "environment": env}
+    path = _file_for(str(key_parts.get("probe", "result")), full_key, results_dir(cache_dir))
+    return _read(path, full_key, not_before=float(fresh or 0.0))

@@ -177,6 +177,7 @@ def _compute_fingerprint() -> dict[str, Any]:
         "claimcheck": _version("claimcheck"),
         "blas": blas.describe(),
         "blas_kind": blas.kind,
+        "blas_threads": blas.threads,
     }
 
 

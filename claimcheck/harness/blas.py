@@ -7,6 +7,14 @@ resolve MLX's ``cblas_sgemm`` to it, because the global scope is searched before
 dependencies. After ``mlx.core`` is imported the binding is fixed, so :func:`ensure_fast_blas` then only
 reports what is in use.
 
+Where the system has no optimised BLAS (a fresh Debian or Ubuntu machine, a slim container), the
+``claimcheck[cpu-blas]`` extra brings one from the package index: Intel's ``mkl`` wheel, whose
+``libmkl_rt`` exports the CBLAS symbols under their plain names. (The ``scipy-openblas32/64`` wheels do
+not serve: their symbols carry a ``scipy_`` prefix that MLX's ``cblas_sgemm`` never binds to.) MKL runs
+its threads on GNU OpenMP (``MKL_THREADING_LAYER=GNU``, the runtime the system already has), or on
+Intel's OpenMP from the ``intel-openmp`` wheel where GNU's is missing, with waiting threads asleep
+(``OMP_WAIT_POLICY=PASSIVE``) unless the environment says otherwise.
+
 Every CPU timing depends on this, so the BLAS in use is part of the machine fingerprint.
 """
 
@@ -21,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BLAS_ENV = "CLAIMCHECK_BLAS"
+MKL_THREADING_ENV = "MKL_THREADING_LAYER"
+OMP_WAIT_ENV = "OMP_WAIT_POLICY"
+WHEEL_BLAS = (("mkl", "libmkl_rt.so"),)  # (distribution, library name prefix): BLAS shipped on the package index
 _DISABLE_VALUES = {"0", "off", "none", "no", "reference", "bundled"}
 
 
@@ -38,7 +49,7 @@ class BlasInfo:
         kind: ``"openblas"``, ``"blis"``, ``"mkl"``, ``"flexiblas"``, ``"accelerate"``, ``"reference"``
             or ``"unknown"``.
         loaded: the library :func:`ensure_fast_blas` loaded in this call, else ``None``.
-        threads: the library's thread count where it reports one (OpenBLAS), else ``None``.
+        threads: the library's thread count where it reports one (OpenBLAS, MKL, BLIS), else ``None``.
         note: one line on how this outcome came about.
     """
 
@@ -85,6 +96,41 @@ def candidate_paths() -> list[str]:
         "/usr/lib/libopenblas.so.0",
         "/usr/lib/libblas.so.3",
     ]
+
+
+def wheel_paths() -> list[str]:
+    """Optimised CBLAS libraries that installed wheels provide (the ``cpu-blas`` extra), best first."""
+    from importlib import metadata
+
+    found: list[str] = []
+    for distribution, prefix in WHEEL_BLAS:
+        try:
+            files = metadata.files(distribution) or []
+        except metadata.PackageNotFoundError:
+            continue
+        libraries = sorted((Path(os.path.abspath(str(file.locate()))) for file in files if file.name.startswith(prefix)), reverse=True)
+        found += [str(path) for path in libraries if path.exists() and str(path) not in found]
+    return found
+
+
+def _loadable(name: str) -> bool:
+    try:
+        ctypes.CDLL(name)
+    except OSError:
+        return False
+    return True
+
+
+def mkl_threading_layer(library: str) -> str:
+    """The threading layer MKL at ``library`` should use: the one set, else GNU, Intel or none (sequential)."""
+    chosen = os.environ.get(MKL_THREADING_ENV, "").strip()
+    if chosen:
+        return chosen
+    if _loadable("libgomp.so.1"):
+        return "GNU"
+    if any(Path(library).parent.glob("libiomp5.so*")):
+        return "INTEL"
+    return "SEQUENTIAL"
 
 
 def classify(library: str) -> str:
@@ -164,15 +210,23 @@ def blas_in_use() -> str:
 
 
 def _threads(library: str) -> int | None:
+    """The library's own thread count (what its GEMMs will use), where it reports one."""
     if not library or library == "Accelerate":
         return None
     try:
         handle = ctypes.CDLL(library)
-        get = handle.openblas_get_num_threads
-    except (OSError, AttributeError):
+    except OSError:
         return None
-    get.restype = ctypes.c_int
-    return int(get())
+    for name in ("openblas_get_num_threads", "mkl_get_max_threads", "bli_thread_get_num_threads"):
+        get = getattr(handle, name, None)
+        if get is not None:
+            get.restype = ctypes.c_int
+            return int(get())
+    return None
+
+
+def _is_mkl(path: str) -> bool:
+    return "mkl" in os.path.basename(path).lower()
 
 
 def _try_load(path: str) -> str | None:
@@ -181,6 +235,11 @@ def _try_load(path: str) -> str | None:
         return "not found"
     if classify(path) == "reference":
         return "is the reference BLAS"
+    if _is_mkl(path):
+        os.environ[MKL_THREADING_ENV] = mkl_threading_layer(path)  # read by MKL when it loads
+        # OpenMP threads that spin while they wait starve the other thread on a shared 2-core machine:
+        # a SmolLM2 batch-64 step measured 11.9 s spinning, 1.6 s sleeping (benchmarks/blas.py).
+        os.environ.setdefault(OMP_WAIT_ENV, "PASSIVE")
     try:
         library = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
     except OSError as error:
@@ -199,7 +258,8 @@ def _warn_if_slow(info: BlasInfo) -> None:
     if sys.platform.startswith("linux") and info.kind == "reference" and not _gpu_wheel_installed():
         warnings.warn(
             f"MLX uses the reference BLAS ({info.library or 'bundled'}; {info.note}); CPU matrix products run ~30x "
-            f"slower. Install an optimised BLAS (e.g. apt-get install libopenblas0-pthread) or set {BLAS_ENV}=/path/to/libblas.so.3",
+            f"slower. Install an optimised BLAS (pip install 'claimcheck[cpu-blas]', or apt-get install libopenblas0-pthread) "
+            f"or set {BLAS_ENV}=/path/to/libblas.so.3",
             ReferenceBlasWarning,
             stacklevel=3,
         )
@@ -215,7 +275,7 @@ def ensure_fast_blas() -> BlasInfo:
     """Make MLX's CPU GEMMs use an optimised BLAS if one is installed; report what is in use.
 
     Order: ``$CLAIMCHECK_BLAS`` (a library path; ``off``/``reference`` keeps the bundled one), then the
-    known distribution paths. A no-op on macOS (MLX uses Accelerate) and once ``mlx.core`` is imported
+    known distribution paths (a system OpenBLAS), then a BLAS from an installed wheel (``mkl``). A no-op on macOS (MLX uses Accelerate) and once ``mlx.core`` is imported
     (the binding is then fixed; the function only reports). Warns with :class:`ReferenceBlasWarning`
     when Linux ends up on the reference BLAS.
     """
@@ -234,14 +294,16 @@ def ensure_fast_blas() -> BlasInfo:
         # An explicit opt-out (e.g. to measure the bundled BLAS) is not worth a warning.
         return BlasInfo(library="", kind="reference", note=f"{BLAS_ENV}={requested}: keeping MLX's bundled BLAS")
     refusals: list[str] = []
-    candidates = [requested] if requested else candidate_paths()
+    candidates = [requested] if requested else candidate_paths() + wheel_paths()
     for path in candidates:
         reason = _try_load(path)
         if reason is None:
-            return _info(path, f"loaded {path} before mlx.core")
+            layer = (f", {MKL_THREADING_ENV}={os.environ.get(MKL_THREADING_ENV)} {OMP_WAIT_ENV}={os.environ.get(OMP_WAIT_ENV)}"
+                     if _is_mkl(path) else "")
+            return _info(path, f"loaded {path} before mlx.core{layer}")
         if requested:
             refusals.append(f"{BLAS_ENV}={path}: {reason}")
-    note = "; ".join(refusals) or "no optimised BLAS found at the known paths"
+    note = "; ".join(refusals) or "no optimised BLAS found at the known paths nor in installed wheels"
     info = BlasInfo(library="", kind="reference", note=note)
     _warn_if_slow(info)
     return info

@@ -15,6 +15,11 @@ from typing import Any, Sequence
 RECONVERGED = "reconverged"
 PARTIAL = "partial"
 DIVERGED = "diverged"
+REMERGED = "remerged"  # fully or partly: a branch stopped once it could no longer diverge
+
+OUTCOME = "outcome"
+LABEL = "label"
+SETTLE_LEVELS = (OUTCOME, LABEL)
 
 FORK = "FORK"
 LOCKED = "LOCKED"
@@ -103,6 +108,24 @@ class RunTracker:
             return False
         return self.best >= rules.diverged_below * lr or reach < rules.diverged_below * lr
 
+    def label_settled(self, remaining: int, rules: "TraceRules") -> bool:
+        """True when no continuation of ``remaining`` tokens can change whether the branch diverges.
+
+        Every label reads only that (a diverged branch is FORK or LOCKED, any other REMERGE), so a
+        branch can stop sooner than :meth:`settled` lets it: once its run reaches the diverged
+        threshold it re-merges, whether or not it would go on to the reconverged one.
+        """
+        threshold = rules.diverged_below * len(self.suffix)
+        return self.best >= threshold or max(self.best, self.current + remaining) < threshold
+
+    def decided(self, remaining: int, rules: "TraceRules", level: str) -> bool:
+        """:meth:`settled` (``level="outcome"``) or :meth:`label_settled` (``level="label"``)."""
+        if level == LABEL:
+            return self.label_settled(remaining, rules)
+        if level == OUTCOME:
+            return self.settled(remaining, rules)
+        raise ValueError(f"settle level must be one of {', '.join(SETTLE_LEVELS)}, got {level!r}")
+
 
 def reconvergence_score(branch: Sequence[int], ref_suffix: Sequence[int]) -> float:
     """``longest_common_run(branch, ref_suffix) / len(ref_suffix)``."""
@@ -136,12 +159,13 @@ class Node:
         p1, p2: probabilities of the top-1 and rank-2 tokens there.
         top1, rank2: their ids (``top1`` is the reference token for a greedy path).
         score: reconvergence score of the rank-2 branch.
-        outcome: reconverged / partial / diverged.
+        outcome: reconverged / partial / diverged, or ``remerged`` for a branch stopped once it
+            could no longer diverge, before its score told partial from reconverged.
         label: FORK / REMERGE / LOCKED.
         branch_tokens: generated tokens of the branch (after the forced one).
-        decided_early: the branch was stopped once its outcome could no
-            longer change (see :meth:`RunTracker.settled`); ``score`` is then
-            the score of the tokens generated so far.
+        decided_early: the branch was stopped once its outcome (or its label:
+            :meth:`RunTracker.label_settled`) could no longer change; ``score`` is
+            then the score of the tokens generated so far.
     """
 
     position: int
@@ -172,10 +196,18 @@ def make_node(
     rules: TraceRules = TraceRules(),
     *,
     decided_early: bool = False,
+    settle: str = OUTCOME,
 ) -> Node:
-    """Score and label the branch forced at ``position``."""
+    """Score and label the branch forced at ``position``.
+
+    ``settle="label"`` says an early stop came from :meth:`RunTracker.label_settled`: a branch
+    stopped in the partial band may still have been heading for a reconvergence, so its outcome
+    is ``remerged``, not ``partial``.
+    """
     score = reconvergence_score(branch, ref[position + 1 :])
     outcome = classify_branch(score, rules)
+    if decided_early and settle == LABEL and outcome == PARTIAL:
+        outcome = REMERGED
     return Node(
         position=position,
         p1=float(p1),

@@ -213,6 +213,7 @@ def generate_batch(
     stop_when: Callable[[int, list[int]], bool] | None = None,
     stats: GenerationStats | None = None,
     logprobs: bool = True,
+    longest_first: bool = False,
 ) -> list[Generation]:
     """Generate every request, keeping up to ``batch_size`` sequences decoding at once.
 
@@ -232,6 +233,9 @@ def generate_batch(
         logprobs: record each token's log-prob. ``False`` lets a step of greedy
             rows skip the full-vocabulary log-softmax (``Generation.logprobs``
             then stays empty for them).
+        longest_first: admit requests in order of decreasing ``max_tokens`` rather than the
+            caller's order, so the last steps are not spent on a few long stragglers (fewer
+            steps for the same tokens). Results still come back in the caller's order.
 
     Returns:
         One :class:`Generation` per request.
@@ -264,7 +268,9 @@ def generate_batch(
         return built[entry]
 
     waiting = list(range(len(requests)))
-    waiting.reverse()  # pop() from the end keeps the caller's order
+    if longest_first:
+        waiting.sort(key=lambda index: -requests[index].max_tokens)  # stable: ties keep the caller's order
+    waiting.reverse()  # pop() from the end admits in that order
     active: list[int] = []
     pending_input: dict[int, int] = {}
     steps_taken: dict[int, int] = {}

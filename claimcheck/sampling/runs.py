@@ -23,6 +23,8 @@ from typing import Any, Callable, Sequence, TypedDict
 import numpy as np
 
 from claimcheck.sampling.forkmap import (
+    LABEL,
+    SETTLE_LEVELS,
     Node,
     RunTracker,
     TraceRules,
@@ -137,6 +139,7 @@ def bisector_traces(
     max_ref_tokens: int = 80,
     stop_ids: Sequence[int] = DEFAULT_STOP_IDS,
     early_stop: bool = True,
+    settle: str = LABEL,
     batch_size: int = 64,
     progress: Progress = _quiet,
     branches: str = ALL,
@@ -148,10 +151,13 @@ def bisector_traces(
         prompts: chat-templated prompt ids.
         rules: thresholds (defaults are the original experiment's).
         max_ref_tokens: length cap of the greedy reference.
-        early_stop: stop a branch once its outcome can no longer change (a
-            re-merge is certain, or the rest of the branch cannot lift the score
-            over the next threshold); its recorded score then covers the tokens
-            generated so far, its label is the same as a full run's.
+        early_stop: stop a branch once it is decided (a re-merge is certain,
+            or the rest of the branch cannot lift the score over the next
+            threshold); its recorded score then covers the tokens generated so
+            far, its label is the same as a full run's.
+        settle: what decides a branch: ``"label"`` (whether it diverges, all
+            that a label or a share reads; the default) or ``"outcome"``
+            (reconverged, partial or diverged, which runs re-merging branches longer).
         branches: ``"all"`` traces every traceable position; ``"genuine"`` only
             the genuine alternatives (rank-2 probability >= ``rules.genuine_p2``),
             which is all that fork shares, funnels and re-merge shares read. A
@@ -166,6 +172,8 @@ def bisector_traces(
     """
     if branches not in (ALL, GENUINE):
         raise ValueError(f"`branches` must be {ALL!r} or {GENUINE!r}, got {branches!r}")
+    if settle not in SETTLE_LEVELS:
+        raise ValueError(f"`settle` must be one of {', '.join(SETTLE_LEVELS)}, got {settle!r}")
     known = list(known) if known is not None else [None] * len(prompts)
     stats = GenerationStats()
     fresh = [k for k, record in enumerate(known) if record is None]
@@ -197,16 +205,18 @@ def bisector_traces(
     def settled(index: int, tokens: list[int]) -> bool:
         tracker = trackers[index]
         tracker.push(tokens[-1])
-        return early_stop and tracker.settled(requests[index].max_tokens - len(tokens), rules)
+        return early_stop and tracker.decided(requests[index].max_tokens - len(tokens), rules, settle)
 
     progress(f"bisector trace: {len(requests)} branches")
-    outcomes = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stop_when=settled, stats=stats, logprobs=False)
+    outcomes = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stop_when=settled, stats=stats,
+                              logprobs=False, longest_first=True)
     nodes_by_prompt: list[list[Any]] = [[Node(**(node | {"branch_tokens": tuple(node["branch_tokens"])})) for node in record["nodes"]] if record is not None else [] for record in known]
     for request, branch in zip(requests, outcomes):
         k, i = request.tag
         f = features[k][i]
         nodes_by_prompt[k].append(
-            make_node(i, f["p1"], f["p2"], f["top1"], f["rank2"], branch.tokens, refs[k], rules, decided_early=branch.finish_reason == "early")
+            make_node(i, f["p1"], f["p2"], f["top1"], f["rank2"], branch.tokens, refs[k], rules, decided_early=branch.finish_reason == "early",
+                      settle=settle)
         )
     records = []
     for k, prompt in enumerate(prompts):
@@ -216,6 +226,7 @@ def bisector_traces(
             {
                 "prompt_tokens": len(prompt),
                 "branches": branches,
+                "settle": settle if early_stop else None,
                 "ref": list(ref),
                 "ref_mean_logprob": float(np.mean([f["ref_logprob"] for f in features[k]])) if ref else None,
                 "positions": features[k],

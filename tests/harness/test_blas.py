@@ -118,3 +118,76 @@ def test_gemm_is_much_faster_with_the_optimised_blas():
     fast = _run(GEMM, "3")["gflops"]
     reference = _run(GEMM, "2", CLAIMCHECK_BLAS="off")["gflops"]
     assert fast / reference > 5, (fast, reference)
+
+
+def _fake_mkl_wheel(site: Path, library: str) -> Path:
+    """A site folder whose ``mkl`` distribution ships ``library`` as ``lib/libmkl_rt.so.3``, as the wheel lays it out."""
+    prefix = site / "prefix"
+    (prefix / "lib").mkdir(parents=True)
+    target = prefix / "lib" / "libmkl_rt.so.3"
+    target.symlink_to(Path(library).resolve())
+    info = site / "mkl-2026.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mkl\nVersion: 2026.0\n")
+    (info / "RECORD").write_text("prefix/lib/libmkl_rt.so.3,,\nmkl-2026.0.dist-info/METADATA,,\n")
+    return target
+
+
+WHEEL_ONLY = """
+import json, os, warnings
+warnings.simplefilter("always")
+from claimcheck.harness import blas
+blas.candidate_paths = lambda: []  # as on a machine without a system BLAS
+with warnings.catch_warnings(record=True) as caught:
+    info = blas.ensure_fast_blas()
+import mlx.core as mx
+from claimcheck.machine import fingerprint
+after = blas.blas_in_use()
+print(json.dumps({"kind": info.kind, "loaded": info.loaded, "after": after, "note": info.note,
+                  "layer": os.environ.get("MKL_THREADING_LAYER"), "wait": os.environ.get("OMP_WAIT_POLICY"), "threads": info.threads,
+                  "fingerprint": [fingerprint()["blas_kind"], fingerprint()["blas_threads"]],
+                  "warnings": [type(w.message).__name__ for w in caught]}))
+"""
+
+
+@needs_fast_blas
+def test_without_a_system_blas_the_wheel_blas_is_loaded_and_recorded(tmp_path):
+    # A stand-in for the mkl wheel (the system OpenBLAS under the wheel's file name) checks the plumbing
+    # anywhere: found through the distribution's files, loaded before MLX, threading layer set, fingerprinted.
+    library = _fake_mkl_wheel(tmp_path, FAST_BLAS)
+    report = _run(WHEEL_ONLY, PYTHONPATH=f"{tmp_path}{os.pathsep}{Path(__file__).resolve().parents[2]}")
+    assert report["loaded"] == str(library)
+    assert report["kind"] == "openblas"  # what the link resolves to; a real mkl wheel reports mkl
+    assert report["warnings"] == []
+    assert report["layer"] in ("GNU", "INTEL", "SEQUENTIAL") and "MKL_THREADING_LAYER" in report["note"]
+    assert report["wait"] == os.environ.get("OMP_WAIT_POLICY", "PASSIVE")
+    assert report["fingerprint"] == ["openblas", report["threads"]] and report["threads"] >= 1
+
+
+@needs_fast_blas
+def test_a_system_blas_comes_before_a_wheel_blas(tmp_path):
+    _fake_mkl_wheel(tmp_path, FAST_BLAS)
+    report = _run(REPORT, PYTHONPATH=f"{tmp_path}{os.pathsep}{Path(__file__).resolve().parents[2]}")
+    assert report["loaded"] == FAST_BLAS
+
+
+def test_the_mkl_threading_layer_is_the_one_set_else_gnu_openmp(monkeypatch, tmp_path):
+    monkeypatch.setenv("MKL_THREADING_LAYER", "TBB")
+    assert blas.mkl_threading_layer(str(tmp_path / "libmkl_rt.so.3")) == "TBB"
+    monkeypatch.delenv("MKL_THREADING_LAYER")
+    monkeypatch.setattr(blas, "_loadable", lambda name: False)
+    assert blas.mkl_threading_layer(str(tmp_path / "libmkl_rt.so.3")) == "SEQUENTIAL"
+    (tmp_path / "libiomp5.so").write_bytes(b"")
+    assert blas.mkl_threading_layer(str(tmp_path / "libmkl_rt.so.3")) == "INTEL"
+    monkeypatch.setattr(blas, "_loadable", lambda name: name == "libgomp.so.1")
+    assert blas.mkl_threading_layer(str(tmp_path / "libmkl_rt.so.3")) == "GNU"
+
+
+def test_wheel_paths_is_empty_without_a_blas_wheel(monkeypatch):
+    from importlib import metadata
+
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "files", missing)
+    assert blas.wheel_paths() == []

@@ -53,6 +53,30 @@ def test_a_settled_branch_keeps_its_outcome_whatever_follows(head: list[int], ta
         assert classify_branch(reconvergence_score(head + tail, suffix), rules) == early
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3), max_size=20), st.lists(st.integers(0, 3), max_size=20), st.lists(st.integers(0, 3), min_size=12, max_size=20))
+def test_a_label_settled_branch_keeps_its_divergence_whatever_follows(head: list[int], tail: list[int], suffix: list[int]) -> None:
+    rules = TraceRules()
+    tracker = RunTracker(suffix)
+    for token in head:
+        tracker.push(token)
+    if tracker.label_settled(len(tail), rules):
+        early = classify_branch(reconvergence_score(head, suffix), rules) == DIVERGED
+        assert (classify_branch(reconvergence_score(head + tail, suffix), rules) == DIVERGED) == early
+
+
+def test_label_settling_stops_a_remerging_branch_before_outcome_settling_does() -> None:
+    rules = TraceRules()
+    suffix = list(range(20))
+    tracker = RunTracker(suffix)
+    for token in range(5):  # a run of 5 = 25% of the suffix: it can no longer diverge
+        tracker.push(token)
+    assert tracker.label_settled(20, rules) and not tracker.settled(20, rules)
+    assert tracker.decided(20, rules, "label") and not tracker.decided(20, rules, "outcome")
+    with pytest.raises(ValueError, match="settle level"):
+        tracker.decided(20, rules, "score")
+
+
 def test_score_thresholds() -> None:
     ref_suffix = list(range(20))
     assert reconvergence_score(list(range(10)), ref_suffix) == 0.5

@@ -137,3 +137,20 @@ def test_greedy_rows_without_log_probs_give_the_same_tokens(model) -> None:
     without = generate_batch(model, requests, stop_ids=(), batch_size=4, logprobs=False)
     assert [g.tokens for g in without] == [g.tokens for g in with_lp]
     assert all(len(g.logprobs) == 10 for g in with_lp) and all(g.logprobs == [] for g in without)
+
+
+def test_admitting_the_longest_requests_first_keeps_results_in_order_and_takes_fewer_steps() -> None:
+    from claimcheck.sampling import GenerationRequest, GenerationStats, generate_batch, get_policy
+    from tests.sampling.tiny import chain_model
+
+    model = chain_model()
+    greedy = get_policy("greedy")
+    lengths = [2, 3, 2, 2, 3, 2, 30, 25]
+    requests = [GenerationRequest(prompt=[5 + k, 7], policy=greedy, max_tokens=n, tag=k) for k, n in enumerate(lengths)]
+    plain, longest = GenerationStats(), GenerationStats()
+    as_given = generate_batch(model, requests, stop_ids=(), batch_size=2, stats=plain)
+    reordered = generate_batch(model, requests, stop_ids=(), batch_size=2, stats=longest, longest_first=True)
+    assert [g.request.tag for g in reordered] == list(range(len(lengths)))
+    assert [g.tokens for g in reordered] == [g.tokens for g in as_given]
+    assert [len(g.tokens) for g in reordered] == lengths
+    assert longest.steps < plain.steps

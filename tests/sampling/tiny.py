@@ -70,3 +70,41 @@ class TinyLoaded:
 
     def info(self) -> dict[str, Any]:
         return {"model": self.model_id, "variant": self.variant, "weights_hash": self.weights_hash}
+
+
+def chain_model(*, vocab: int = VOCAB, layers: int = 2, max_shift: int = 30) -> Any:
+    """A llama model that is a bigram chain by construction, so fork-map branches re-merge or diverge knowably.
+
+    Its blocks add nothing to the residual stream (zero output projections), so the next token
+    depends on the last one alone: greedy decoding walks one cycle ``pi`` through the ordinary
+    tokens. Each token's runner-up is the token ``k`` steps further on the cycle (``k`` between 1
+    and ``max_shift``, varying by token), so a branch forced onto it rejoins the reference ``k - 1``
+    tokens ahead: a small ``k`` re-merges, a large one diverges, one in between partly re-merges.
+    Even tokens' runner-ups have about 10% probability (genuine alternatives), odd tokens' under
+    1% (so a diverging one is LOCKED).
+    """
+    import mlx.core as mx
+    import numpy as np
+    from mlx_lm.models import llama
+
+    args = llama.ModelArgs(
+        model_type="llama", hidden_size=vocab, num_hidden_layers=layers, intermediate_size=64,
+        num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5, vocab_size=vocab, tie_word_embeddings=False,
+    )
+    model = llama.Model(args)
+    ordinary = np.arange(FIRST_CHAR, vocab)
+    order = np.random.default_rng(0).permutation(ordinary)
+    position = {int(t): i for i, t in enumerate(order)}
+    head = np.zeros((vocab, vocab), dtype=np.float32)
+    for token in range(vocab):
+        at = position.get(token, 0)
+        shift = 1 + (token * 7) % max_shift
+        head[int(order[(at + 1) % len(order)]), token] = 1.0
+        head[int(order[(at + shift) % len(order)]), token] += 0.78 if token % 2 == 0 else 0.5
+    model.model.embed_tokens.weight = mx.eye(vocab)
+    for block in model.model.layers:
+        block.self_attn.o_proj.weight = mx.zeros_like(block.self_attn.o_proj.weight)
+        block.mlp.down_proj.weight = mx.zeros_like(block.mlp.down_proj.weight)
+    model.lm_head.weight = mx.array(head)
+    mx.eval(model.parameters())
+    return model

@@ -1,0 +1,95 @@
+"""The identity control: the identity curve against temperature 1 under matched seeds, token for token.
+
+``identity_control`` generates with a curve and, as a shadow of the same draws, with a reference
+policy; any difference between the two is the policies', not the arithmetic of two batch rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from claimcheck.probe import Output, ProbeContext, probe
+from probes.curve_cache import cached_many, whole_on_first_look
+from probes.curve_prompts import select_prompts
+from probes.curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
+
+
+_IDENTITY_OUTPUTS = {
+    "mismatch": Output("0/1", description="per (prompt, seed): the curve's sample differs from the reference policy's anywhere"),
+    "token_agreement": Output("fraction", description="per (prompt, seed): share of positions with the same token"),
+}
+
+
+@probe("identity_control", outputs=_IDENTITY_OUTPUTS, reads_text=True)
+@whole_on_first_look(_IDENTITY_OUTPUTS)
+def identity_control(
+    ctx: ProbeContext,
+    *,
+    model: str = DEFAULT_MODEL,
+    variant: str | None = "fp32",
+    prompts: str | Sequence[str] = "all",
+    curve: str = "curve-id",
+    reference_policy: str = "temp1",
+    seeds: int = 5,
+    max_tokens: int = 32,
+    batch_size: int = 64,
+) -> dict[str, list[float]]:
+    """Generate with a curve and with a reference policy under the same seeds, token for token.
+
+    The reference arm draws from the curve arm's own distributions for as long as the two agree
+    (a shadow draw, :class:`GenerationRequest` ``shadows``), so a difference is the policies' and
+    not the last bits of two batch rows; from its first different token on it continues alone.
+    """
+    from claimcheck.sampling import GenerationRequest, generate_batch, get_policy
+
+    chosen = select_prompts(prompts)
+    lm = load_text_model(ctx, model, variant)
+    stops = stop_token_ids(lm.tokenizer)
+    arms = (get_policy(curve), get_policy(reference_policy))
+    ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
+    keys = {p.id: model_key(lm) | {"probe": "identity_control", "prompt_ids": ids[p.id], "arms": [curve, reference_policy],
+                                     "seeds": int(seeds), "max_tokens": int(max_tokens), "ban_ids": stops, "paired": True} for p in chosen}
+
+    def compute(missing: list[str]) -> dict[str, Any]:
+        curve_arm, reference_arm = arms
+        requests = [GenerationRequest(prompt=ids[name], policy=curve_arm, seed=seed, max_tokens=int(max_tokens), tag=(name, seed),
+                                      shadows=(reference_arm,))
+                    for name in missing for seed in range(seeds)]
+        ctx.progress(f"identity control: {len(requests)} paired samples")
+        generated = generate_batch(lm.model, requests, stop_ids=(), ban_ids=stops, batch_size=batch_size)
+        out: dict[str, Any] = {name: {curve_arm.name: {}, reference_arm.name: {}, "first_difference": {}} for name in missing}
+        continuations = []
+        for request, g in zip(requests, generated):
+            name, seed = request.tag
+            shadow = g.shadow_tokens.get(reference_arm.name, [])
+            differs = next((i for i, (x, y) in enumerate(zip(g.tokens, shadow)) if x != y), None)
+            out[name][curve_arm.name][str(seed)] = g.tokens
+            if differs is None:
+                out[name][reference_arm.name][str(seed)] = list(g.tokens)
+                continue
+            head = g.tokens[:differs] + [shadow[differs]]
+            out[name][reference_arm.name][str(seed)] = head
+            out[name]["first_difference"][str(seed)] = differs
+            if len(head) < max_tokens:
+                continuations.append(GenerationRequest(prompt=ids[name] + head, policy=reference_arm, seed=seed, start_step=len(head),
+                                                       max_tokens=int(max_tokens) - len(head), tag=(name, seed)))
+        for request, g in zip(continuations, generate_batch(lm.model, continuations, stop_ids=(), ban_ids=stops, batch_size=batch_size)):
+            name, seed = request.tag
+            out[name][reference_arm.name][str(seed)] += g.tokens
+        return out
+
+    values = cached_many(ctx, keys, compute)
+    mismatch: list[float] = []
+    agreement: list[float] = []
+    examples: list[dict[str, Any]] = []
+    for p in chosen:
+        for seed in range(seeds):
+            a, b = values[p.id][arms[0].name][str(seed)], values[p.id][arms[1].name][str(seed)]
+            same = sum(1 for x, y in zip(a, b) if x == y)
+            agreement.append(same / max(len(a), len(b), 1))
+            mismatch.append(0.0 if a == b else 1.0)
+            if a != b and len(examples) < 5:
+                examples.append({"prompt": p.id, "seed": seed, "first_difference": values[p.id].get("first_difference", {}).get(str(seed)),
+                                 "curve": lm.tokenizer.decode(a), "reference": lm.tokenizer.decode(b)})
+    ctx.artifacts["identity"] = {"pairs": len(mismatch), "identical": int(len(mismatch) - sum(mismatch)), "differing_examples": examples}
+    return {"mismatch": mismatch, "token_agreement": agreement}

@@ -1,0 +1,199 @@
+"""Route hazards (methods D): does a sampling policy leave the greedy path at forks or at re-merges?
+
+``route_hazard`` reads each prompt's full fork map (every traced position labelled FORK, REMERGE or
+LOCKED), finds every policy's first departure from the greedy path under matched seeds, and turns
+departures into hazards at FORK and REMERGE positions, their ratio (fork selectivity) and the
+coherence of fork departures. Undefined quantities (nothing at risk, a zero denominator) are never
+turned into numbers: they are left out of the samples and listed with their reason in the artifacts.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from claimcheck.probe import Output, ProbeContext, probe
+from probes.curve_cache import cached_many, whole_on_first_look
+from probes.curve_prompts import CurvePrompt, select_prompts
+from probes.curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
+from probes.fork_map import trace_keys, trace_rules, traces
+
+if TYPE_CHECKING:
+    from claimcheck.sampling.generate import Root
+
+
+def route_values(
+    ctx: ProbeContext,
+    lm: Any,
+    chosen: Sequence[CurvePrompt],
+    records: Mapping[str, Mapping[str, Any]],
+    policy_names: Sequence[str],
+    seeds: int,
+    coherence_seeds: int,
+    batch_size: int,
+    trace_key_of: Mapping[str, dict[str, Any]],
+) -> dict[str, Any]:
+    from claimcheck.sampling import GenerationStats, get_policy
+    from claimcheck.sampling.runs import first_departures, fork_departure_coherence, reference_pass
+
+    ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
+    stops = stop_token_ids(lm.tokenizer)
+    keys = {
+        p.id: model_key(lm) | {
+            "probe": "route_hazard", "trace": trace_key_of[p.id], "policies": sorted(policy_names),
+            "seeds": int(seeds), "coherence_seeds": int(coherence_seeds),
+        }
+        for p in chosen
+    }
+
+    def compute(missing: list[str]) -> dict[str, Any]:
+        policies = [get_policy(name) for name in sorted(policy_names)]
+        roots: list[Root] = []
+        results: dict[str, Any] = {}
+        items: list[dict[str, Any]] = []
+        owners: list[tuple[str, str, int, int]] = []
+        for name in missing:
+            record = records[name]
+            ref, labels = record["ref"], record["labels"]
+            root, rows = reference_pass(lm.model, ids[name], ref)
+            roots.append(root)
+            per_policy: dict[str, dict[str, Any]] = {}
+            for policy in policies:
+                departures, tokens = first_departures(rows, ref, policy, list(range(seeds)))
+                per_policy[policy.name] = {"departures": departures, "tokens": tokens, "coherence": []}
+                for seed in range(min(coherence_seeds, seeds)):
+                    d = departures[seed]
+                    if d < len(ref) and labels[d] == "FORK":
+                        items.append({
+                            "prompt": ids[name], "ref": ref, "ref_logprobs": [f["ref_logprob"] for f in record["positions"]],
+                            "policy": policy, "seed": seed, "departure": d, "token": tokens[seed],
+                            "token_logprob": float(rows[d, tokens[seed]]),
+                        })
+                        owners.append((name, policy.name, seed, d))
+            results[name] = per_policy
+        ctx.progress(f"route hazard: continuing {len(items)} fork departures")
+        stats = GenerationStats()
+        scored = fork_departure_coherence(lm.model, items, roots=roots, stop_ids=stops, batch_size=batch_size, stats=stats)
+        for (name, policy_name, seed, d), score in zip(owners, scored):
+            results[name][policy_name]["coherence"].append({"seed": seed, "departure": d} | score)
+        for name in missing:
+            results[name]["work"] = stats.to_json() | {"shared_by": missing}
+        return results
+
+    return cached_many(ctx, keys, compute)
+
+
+_ROUTE_OUTPUTS = {
+    "selectivity": Output("ratio", description="hazard(FORK)/hazard(REMERGE) of `policy`, pooled over prompts; leave-one-seed-out jackknife pseudo-values"),
+    "reference_selectivity": Output("ratio", description="the same for `reference_policy`"),
+    "log_selectivity": Output("log ratio", description="jackknife pseudo-values of ln(selectivity) of `policy`"),
+    "reference_log_selectivity": Output("log ratio", description="the same for `reference_policy`"),
+    "fork_hazard": Output("fraction", description="hazard(FORK) of `policy`, jackknife pseudo-values"),
+    "remerge_hazard": Output("fraction", description="hazard(REMERGE) of `policy`, jackknife pseudo-values"),
+    "log_fork_factor": Output("log ratio", description="ln(hazard_policy(FORK)/hazard_reference(FORK)), jackknife pseudo-values"),
+    "log_remerge_factor": Output("log ratio", description="ln(hazard_policy(REMERGE)/hazard_reference(REMERGE)), jackknife pseudo-values"),
+    "incoherent": Output("0/1", description="per fork departure of `policy`: mean log-prob from the departure on more than coherence_nats below the reference's"),
+    "coherence_gap": Output("nats/token", description="per fork departure of `policy`: reference mean log-prob minus the sample's"),
+}
+
+
+@probe("route_hazard", outputs=_ROUTE_OUTPUTS, reads_text=True)
+@whole_on_first_look(_ROUTE_OUTPUTS)
+def route_hazard(
+    ctx: ProbeContext,
+    *,
+    model: str = DEFAULT_MODEL,
+    variant: str | None = "fp32",
+    prompts: str | Sequence[str] = "creative",
+    policy: str = "curve-router",
+    reference_policy: str = "curve-id",
+    seeds: int = 200,
+    coherence_seeds: int = 20,
+    coherence_nats: float = 1.5,
+    genuine_p2: float = 0.05,
+    max_ref_tokens: int = 80,
+    batch_size: int = 64,
+) -> dict[str, list[float]]:
+    """Departure hazards at FORK vs REMERGE positions under matched seeds, and fork-departure coherence."""
+    from claimcheck.sampling import ROUTE_POLICIES, Counts, get_policy, hazard, jackknife_pseudovalues, sample_counts, selectivity
+    from claimcheck.sampling.routes import Value, ratio
+
+    for name in (policy, reference_policy):
+        get_policy(name)  # fail fast on a typo
+    chosen = select_prompts(prompts)
+    lm = load_text_model(ctx, model, variant)
+    rules = trace_rules(genuine_p2)
+    records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size)
+    ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
+    key_of_trace = trace_keys(lm, chosen, ids, rules, max_ref_tokens, stop_token_ids(lm.tokenizer))
+    names = sorted(set(ROUTE_POLICIES) | {policy, reference_policy})
+    routes = route_values(ctx, lm, chosen, records, names, seeds, coherence_seeds, batch_size, key_of_trace)
+
+    def per_seed(policy_name: str) -> list[Counts]:
+        counts = []
+        for seed in range(seeds):
+            total = Counts({}, {})
+            for p in chosen:
+                total = total + sample_counts(routes[p.id][policy_name]["departures"][seed], records[p.id]["labels"])
+            counts.append(total)
+        return counts
+
+    def log_of(value: Value) -> Value:
+        if value.value is None:
+            return value
+        if value.value <= 0:
+            return Value(None, "the ratio is 0, its log is undefined")
+        return Value(math.log(value.value))
+
+    mine, theirs = per_seed(policy), per_seed(reference_policy)
+    statistics: dict[str, tuple[Any, Callable[..., Value]]] = {
+        "selectivity": (mine, selectivity),
+        "reference_selectivity": (theirs, selectivity),
+        "log_selectivity": (mine, lambda c: log_of(selectivity(c))),
+        "reference_log_selectivity": (theirs, lambda c: log_of(selectivity(c))),
+        "fork_hazard": (mine, lambda c: hazard(c, "FORK")),
+        "remerge_hazard": (mine, lambda c: hazard(c, "REMERGE")),
+        "log_fork_factor": (
+            list(zip(mine, theirs)), lambda a, b: log_of(ratio(hazard(a, "FORK"), hazard(b, "FORK"), "fork hazard factor"))
+        ),
+        "log_remerge_factor": (
+            list(zip(mine, theirs)), lambda a, b: log_of(ratio(hazard(a, "REMERGE"), hazard(b, "REMERGE"), "re-merge hazard factor"))
+        ),
+    }
+    out: dict[str, list[float]] = {}
+    estimates: dict[str, Any] = {}
+    for name, (units, statistic) in statistics.items():
+        pseudo, full, reason = jackknife_pseudovalues(units, statistic)
+        out[name] = pseudo
+        estimates[name] = full.to_json() | {"samples_undefined": reason}
+    gaps = [c["ref_mean_logprob"] - c["sample_mean_logprob"] for p in chosen for c in routes[p.id][policy]["coherence"]]
+    out["coherence_gap"] = gaps
+    out["incoherent"] = [1.0 if gap > coherence_nats else 0.0 for gap in gaps]
+
+    table = {}
+    for name in names:
+        pooled = Counts({}, {})
+        for c in per_seed(name):
+            pooled = pooled + c
+        coherent = [c for p in chosen for c in routes[p.id][name]["coherence"]]
+        table[name] = {
+            "fork_hazard": hazard(pooled, "FORK").to_json(),
+            "remerge_hazard": hazard(pooled, "REMERGE").to_json(),
+            "selectivity": selectivity(pooled).to_json(),
+            "departures": dict(pooled.departures),
+            "at_risk": dict(pooled.at_risk),
+            "coherent": f"{sum(1 for c in coherent if c['ref_mean_logprob'] - c['sample_mean_logprob'] <= coherence_nats)}/{len(coherent)}",
+        }
+    ctx.artifacts["route_table"] = table
+    ctx.artifacts["work"] = {p.id: routes[p.id].get("work") for p in chosen}
+    ctx.artifacts["estimates"] = estimates
+    ctx.artifacts["labels"] = {p.id: {"FORK": records[p.id]["labels"].count("FORK"), "REMERGE": records[p.id]["labels"].count("REMERGE"),
+                                      "LOCKED": records[p.id]["labels"].count("LOCKED")} for p in chosen}
+    ctx.artifacts["undefined"] = {name: value["samples_undefined"] for name, value in estimates.items() if value["samples_undefined"]}
+    ctx.artifacts["fork_departures"] = [
+        {"prompt": p.id, "seed": c["seed"], "departure": c["departure"], "gap": round(c["ref_mean_logprob"] - c["sample_mean_logprob"], 3),
+         "text": lm.tokenizer.decode(c["sample_tokens"])[:160]}
+        for p in chosen for c in routes[p.id][policy]["coherence"]
+    ]
+    ctx.info.update({"prompts": [p.id for p in chosen], "seeds": seeds, "policy": policy, "reference_policy": reference_policy})
+    return out
