@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from claimcheck import rules
-from claimcheck.claim import Budget, Check, Claim, Profile, ProbeSpec, Scope, Source
+from claimcheck.claim import Budget, Check, Claim, Control, Profile, ProbeSpec, Scope, Source
 from claimcheck.errors import ClaimError
+from claimcheck.premises import dependency_problems, duplicate_problems
 from claimcheck.probe import RegisteredProbe, UnknownProbeError, get_probe
 from claimcheck.schema import SECTIONS, Field, rule_problems, valid_id
 from claimcheck.yamlsafe import LocatedDocument, load_documents
@@ -158,7 +159,9 @@ class _Validator:
 
 
 def _content_hash(doc: LocatedDocument) -> str:
-    canonical = json.dumps(doc.value, sort_keys=True, ensure_ascii=False, default=str)
+    """Hash of what the claim states; its positive control is not part of it (adding one changes no verdict)."""
+    value = {k: v for k, v in doc.value.items() if k != "control"} if isinstance(doc.value, dict) else doc.value
+    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -191,6 +194,9 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         if not isinstance(values, list) or len(values) < 2:
             raise validator.error("check.over", f"`check.over` names `{over}`, which must be a probe param with a list of >= 2 values")
     scope = data["scope"]
+    control = data.get("control")
+    if control is not None and not control.get("params"):
+        raise validator.error("control.params", "a control must replace at least one probe param")
     return Claim(
         id=data["id"],
         title=data["title"],
@@ -204,6 +210,7 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         depends_on=tuple(data.get("depends_on", ())),
         notes=data.get("notes"),
         profiles={name: Profile(**body) for name, body in data.get("profiles", {}).items()},
+        control=Control(dict(control["params"]), control["why"]) if control is not None else None,
         path=path,
         line=doc.start_line,
         content_hash=_content_hash(doc),
@@ -276,39 +283,16 @@ def load_claims(paths: Iterable[str | Path]) -> list[Claim]:
 
 def check_unique_ids(claims: Iterable[Claim]) -> None:
     """Raise at the second occurrence of an id."""
-    seen: dict[str, Claim] = {}
-    for claim in claims:
-        if claim.id in seen:
-            first = seen[claim.id]
-            raise ClaimError(claim.path, claim.line, "id", f"duplicate claim id `{claim.id}` (first defined at {first.path}:{first.line})")
-        seen[claim.id] = claim
+    problems = duplicate_problems(claims)
+    if problems:
+        raise problems[0]
 
 
 def check_dependencies(claims: Iterable[Claim]) -> None:
-    """Unknown premises and cycles in ``depends_on`` are collection errors."""
-    by_id = {claim.id: claim for claim in claims}
-    for claim in by_id.values():
-        for premise in claim.depends_on:
-            if premise not in by_id:
-                close = difflib.get_close_matches(premise, list(by_id), n=1)
-                hint = f" (did you mean `{close[0]}`?)" if close else ""
-                raise ClaimError(claim.path, claim.line, "depends_on", f"unknown claim `{premise}`{hint}")
-    state: dict[str, int] = {}
-
-    def visit(claim_id: str, chain: list[str]) -> None:
-        if state.get(claim_id) == 2:
-            return
-        if state.get(claim_id) == 1:
-            cycle = chain[chain.index(claim_id):] + [claim_id]
-            claim = by_id[claim_id]
-            raise ClaimError(claim.path, claim.line, "depends_on", f"dependency cycle: {' -> '.join(cycle)}")
-        state[claim_id] = 1
-        for premise in by_id[claim_id].depends_on:
-            visit(premise, chain + [claim_id])
-        state[claim_id] = 2
-
-    for claim_id in sorted(by_id):
-        visit(claim_id, [])
+    """Unknown premises and cycles in ``depends_on`` are collection errors (the first is raised)."""
+    problems = dependency_problems(list(claims))
+    if problems:
+        raise problems[0]
 
 
 def check_probe(claim: Claim) -> RegisteredProbe:
@@ -353,6 +337,8 @@ def probe_problems(claim: Claim) -> tuple[RegisteredProbe | None, list[ClaimErro
         values.extend((f"{where}.params.{name}", name, value) for name, value in profile.params.items()
                       if not (name == claim.check.over and isinstance(value, list)))
         values.extend((f"{where}.grid.{name}", name, value) for name, axis in profile.grid.items() for value in axis)
+    if claim.control is not None:
+        values.extend((f"control.params.{name}", name, value) for name, value in claim.control.params.items())
     reported: set[str] = set()
     for field_path, name, value in values:
         if field_path in reported:
@@ -433,6 +419,11 @@ def _format_value(value: Any) -> str:
     return str(value)
 
 
+def item_id(claim_id: str, grid_name: str) -> str:
+    """The pytest item name of one grid point, ``claim-id[size_mib=256]`` (the claim id alone without a grid)."""
+    return f"{claim_id}[{grid_name}]" if grid_name else claim_id
+
+
 def expand_grid(claim: Claim) -> list[tuple[str, dict[str, Any]]]:
     """One ``(item name, params)`` per grid combination, e.g. ``("size_mib=256", {...})``."""
     if not claim.probe.grid:
@@ -447,26 +438,55 @@ def expand_grid(claim: Claim) -> list[tuple[str, dict[str, Any]]]:
     return items
 
 
-def validate_paths(paths: Iterable[str | Path], *, probes: bool = True) -> tuple[list[str], list[Draft]]:
-    """Lint every claim file under ``paths`` without running anything.
+def validate_paths(paths: Iterable[str | Path], *, probes: bool = True,
+                   tree: Iterable[str | Path] = ()) -> tuple[list[str], list[Draft]]:
+    """Lint every claim file under ``paths`` without running anything; every problem, not the first.
 
-    Returns all error lines (not just the first) and the drafts found.
+    Args:
+        paths: the files or folders to check.
+        probes: also check each claim against its probe's signature.
+        tree: the whole claims tree, whose claims premises may name (validating one file
+            must not fail on a premise that lives in another).
     """
     errors: list[str] = []
     drafts: list[Draft] = []
     claims: list[Claim] = []
     for path in iter_claim_files(paths):
-        try:
-            for built in read_claim_file(path, with_drafts=True):
-                (drafts if isinstance(built, Draft) else claims).append(built)
-        except ClaimError as error:
-            errors.append(str(error))
-    for step in (check_unique_ids, check_dependencies):
-        try:
-            step(claims)
-        except ClaimError as error:
-            errors.append(str(error))
+        built, problems = _read_each_document(path)
+        errors.extend(str(problem) for problem in problems)
+        for item in built:
+            (drafts if isinstance(item, Draft) else claims).append(item)
+    chosen = {Path(c.path).resolve() for c in claims}
+    others: list[Claim] = []
+    for path in iter_claim_files(tree):
+        if path.resolve() not in chosen:
+            others.extend(item for item in _read_each_document(path)[0] if isinstance(item, Claim))
+    errors.extend(str(problem) for problem in duplicate_problems([*claims, *others])
+                  if Path(problem.path).resolve() in chosen)
+    errors.extend(str(problem) for problem in dependency_problems(claims, others))
     if probes:
         for claim in claims:
             errors.extend(str(error) for error in probe_problems(claim)[1])
     return errors, drafts
+
+
+def _read_each_document(path: Path) -> tuple[list[Any], list[ClaimError]]:
+    """Every document of a claim file, each parsed on its own so one bad document hides none of the others."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        return [], [ClaimError(str(path), 1, "", f"not UTF-8 text ({error.reason} at byte {error.start})")]
+    except OSError as error:
+        return [], [ClaimError(str(path), 0, "", f"cannot read: {error.strerror}")]
+    try:
+        documents = list(load_documents(text, str(path)))
+    except ClaimError as error:
+        return [], [error]
+    built: list[Any] = []
+    problems: list[ClaimError] = []
+    for doc in documents:
+        try:
+            built.append(_build(doc, str(path)))
+        except ClaimError as error:
+            problems.append(error)
+    return built, problems

@@ -7,6 +7,7 @@ Heavy libraries are imported lazily: collecting claims never imports MLX.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -27,6 +28,8 @@ from claimcheck.verdict import Verdict
 PROPERTY = "claimcheck"
 INCONCLUSIVE = "inconclusive"
 STALE = "stale"
+CONTROLS = "controls"
+NOT_SHOWN = "not shown able to fail"
 
 options_key = pytest.StashKey[RunOptions]()
 outcome_key = pytest.StashKey[ItemResult]()
@@ -39,11 +42,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--claims-alpha", type=float, default=None, help="override every claim's alpha (error rate of each decision)")
     group.addoption("--claims-seed", type=int, default=0, help="run seed; each item derives a stable seed from it")
     group.addoption("--claims-strict", action="store_true", help="treat inconclusive and stale verdicts as failures")
+    group.addoption("--claims-lock", default=None, metavar="PATH",
+                    help="expected verdicts per machine class (default: <rootdir>/claims/verdicts.lock, written by "
+                         "`claimcheck accept`); with it a known refutation is an expected failure and a changed "
+                         "or unreviewed verdict fails the run")
     group.addoption("--claims-budget-scale", type=float, default=1.0, help="multiply every claim's sample and time budget")
     group.addoption("--claims-fresh", action="store_true",
                     help="recompute expensive probe results cached by earlier runs (once per run, shared by its claims)")
     group.addoption("--claims-family", choices=("holm", "bh", "none"), default="holm",
-                    help="multiple-comparison control over a run's decided claims (default: holm)")
+                    help="multiple-comparison control of refutations and holds over the suite's sampled, "
+                         "in-scope items (default: holm)")
+    group.addoption("--claims-family-alpha", type=float, default=None,
+                    help="the family's error rate (default: the largest alpha among its items)")
+    group.addoption("--claims-controls", action="store_true",
+                    help="also run each claim's positive control (`control:`), which must be refuted; a claim "
+                         "whose control is not refuted is reported as not shown able to fail here")
     group.addoption("--claims-cascade", choices=("report", "fail"), default="report",
                     help="stale claims (a premise did not hold): report them, or fail them")
     group.addoption("--claims-store", default=None, help="evidence store file (default: <rootdir>/reports/claimcheck.sqlite)")
@@ -65,6 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "portable: claim meant to hold on every backend")
     config.addinivalue_line("markers", "as_stated: claim scoped to the machine the source doc measured")
     config.addinivalue_line("markers", "exclusive: timing claim that never runs beside another item")
+    config.addinivalue_line("markers", "control: a claim's positive control (--claims-controls), which must be refuted")
     try:
         from claimcheck.harness.blas import ensure_fast_blas
 
@@ -137,6 +151,23 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return ClaimFile.from_parent(parent, path=file_path)
 
 
+def pytest_report_collectionfinish(config: pytest.Config, start_path: Path, items: list[pytest.Item]) -> list[str]:
+    """One line per folder given on the command line whose claim files were not collected, saying how to."""
+    dirs = config.getini("claims_dirs")
+    collected = {Path(str(item.path)).resolve() for item in items}
+    lines = []
+    for arg in sorted(_explicit_args(config)):
+        if not arg.is_dir() or any(part in dirs for part in arg.parts):
+            continue
+        skipped = [p for p in sorted(arg.rglob("*.y*ml")) if p.suffix in (".yaml", ".yml") and p.resolve() not in collected
+                   and not any(part in dirs for part in p.parts)]
+        if skipped:
+            lines.append(f"claimcheck: {arg} is outside claims_dirs ({', '.join(dirs)}): its {len(skipped)} YAML "
+                         f"file(s) were not collected as claims; add the folder's name to claims_dirs in the pytest "
+                         "ini, or pass the files themselves")
+    return lines
+
+
 class RunHooks:
     """Controller hooks bound to one session (pytest passes no config to ``pytest_runtest_logreport``)."""
 
@@ -184,7 +215,7 @@ class ClaimFile(pytest.File):
     """A YAML file holding one or more claims."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from claimcheck.loader import check_dependencies, check_probe, expand_grid
+        from claimcheck.loader import check_dependencies, check_probe, expand_grid, item_id
 
         session: ClaimSession = self.config.stash[session_key]
         session.ensure_probes()
@@ -202,7 +233,7 @@ class ClaimFile(pytest.File):
             if claim.profiles:
                 claim = claim.for_profile(session.profile())
             for name, params in expand_grid(claim):
-                item = ClaimItem.from_parent(self, name=f"{claim.id}[{name}]" if name else claim.id,
+                item = ClaimItem.from_parent(self, name=item_id(claim.id, name),
                                              claim=claim, params=params, probe=probe)
                 for tag in claim.tags:
                     marker = tag.replace("-", "_")
@@ -212,6 +243,18 @@ class ClaimFile(pytest.File):
                 if claim.budget.exclusive:
                     item.add_marker("exclusive")
                 yield item
+            if claim.control is not None and self.config.getoption("--claims-controls"):
+                yield self._control_item(claim, probe)
+
+    def _control_item(self, claim: Claim, probe: Any) -> ClaimItem:
+        """The claim's positive control, collected beside it (``-k <claim-id>`` selects both)."""
+        control = claim.for_control()
+        item = ClaimItem.from_parent(self, name=f"{claim.id}[control]", claim=control,
+                                     params=dict(control.probe.params), probe=probe, control_for=claim.id)
+        item.add_marker("control")
+        if claim.budget.exclusive:
+            item.add_marker("exclusive")
+        return item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ClaimError):
@@ -236,11 +279,13 @@ class ClaimInconclusive(Exception):
 class ClaimItem(pytest.Item):
     """One claim at one grid point."""
 
-    def __init__(self, *, claim: Claim, params: dict[str, Any], probe: Any, **kwargs: Any) -> None:
+    def __init__(self, *, claim: Claim, params: dict[str, Any], probe: Any, control_for: str | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.claim = claim
         self.params = params
         self.probe = probe
+        self.control_for = control_for  # set on a positive control: the claim it must refute
 
     def runtest(self) -> None:
         from claimcheck.machine import fingerprint, machine_class
@@ -257,16 +302,24 @@ class ClaimItem(pytest.Item):
         with locking.hold(session.lock_path, mode=mode):
             outcome = run_claim_item(self.claim, self.name, self.params, self.probe, options=options,
                                      machine=machine, machine_class=machine_class(machine))
+        if self.control_for is not None:
+            outcome = dataclasses.replace(outcome, control_for=self.control_for)
         self.stash[outcome_key] = outcome
         for key in ("backend", "device", "cpu", "memory_gib", "os", "python", "mlx", "mlx_lm", "blas"):
             if key in machine:
                 self.user_properties.append((f"machine.{key}", str(machine[key])))
         self.user_properties.append(("verdict", outcome.verdict.value))
+        if self.control_for is not None:
+            self.user_properties.append(("control", self.control_for))
         self.user_properties.append((PROPERTY, json.dumps(outcome.to_record(), default=str)))
         verdict = outcome.verdict
         if verdict is Verdict.NOT_APPLICABLE:
             # Point the skip at the claim's YAML, not at this line.
             raise pytest.skip.Exception(f"not applicable: {outcome.reason}", _use_item_location=True)
+        if self.control_for is not None:  # a control is meant to be refuted; not refuted is reported, not failed
+            if verdict is Verdict.ERROR:
+                raise ClaimErrored(outcome)
+            return
         if verdict is Verdict.REFUTED:
             raise ClaimRefuted(outcome)
         if verdict is Verdict.ERROR:
@@ -288,10 +341,15 @@ class ClaimItem(pytest.Item):
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
     if report.when != "call":
         return None
-    verdict = dict(report.user_properties).get("verdict")
+    properties = dict(report.user_properties)
+    verdict = properties.get("verdict")
     override = getattr(report, "claimcheck_category", None)
     if override:
         return override
+    if properties.get("control") and report.passed:
+        if verdict == Verdict.REFUTED.value:
+            return CONTROLS, "c", ("CONTROL REFUTED", {"green": True})
+        return CONTROLS, "c", ("CONTROL NOT REFUTED", {"yellow": True})
     if verdict == Verdict.INCONCLUSIVE.value and report.passed:
         return INCONCLUSIVE, "?", ("INCONCLUSIVE", {"yellow": True})
     if verdict == Verdict.ERROR.value:
@@ -306,3 +364,18 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     from claimcheck import suite
 
     suite.terminal_summary(session, terminalreporter)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Rewrite the JUnit file pytest wrote so it carries the final verdicts (controller only)."""
+    session: ClaimSession | None = config.stash.get(session_key, None)
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if session is None or _is_worker(config) or not session.results or not xmlpath or not Path(xmlpath).exists():
+        return
+    from claimcheck.junit import finalize
+
+    failing = {nodeid: bool(report.failed) for nodeid, report in session.reports.items()}
+    messages = {nodeid: str(report.longrepr) for nodeid, report in session.reports.items() if report.failed}
+    finalize(Path(xmlpath), session.results, failing, messages)
+

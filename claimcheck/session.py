@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from claimcheck.expectations import LOCK_NAME
+from claimcheck.expected_run import Judged
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimError
 from claimcheck.result import ItemResult
@@ -34,6 +37,8 @@ class ClaimSession:
         stale: claim id -> the premise chain that made it stale (after the run).
         drift_lines: what moved since the previous run on this machine class.
         report_paths: the report files written at the end.
+        family: one line on the multiplicity family the run was adjusted over.
+        judged: how the expected verdicts judged each item (empty without a lock file).
     """
 
     config: pytest.Config
@@ -45,6 +50,8 @@ class ClaimSession:
     stale: dict[str, list[str]] = field(default_factory=dict)
     drift_lines: list[str] = field(default_factory=list)
     report_paths: list[str] = field(default_factory=list)
+    family: str = ""
+    judged: dict[str, Judged] = field(default_factory=dict)
     suite_broken: bool = False
     _probes_loaded: bool = False
     _all_claims: dict[str, Claim] | None = None
@@ -54,6 +61,12 @@ class ClaimSession:
     def lock_path(self) -> Path:
         """The lock file that keeps exclusive (timing) items apart, also across xdist workers."""
         return self.rootdir / ".claimcheck" / "exclusive.lock"
+
+    @property
+    def expectations_path(self) -> Path:
+        """The expected verdicts: ``--claims-lock``, else ``<rootdir>/claims/verdicts.lock``."""
+        chosen = self.config.getoption("--claims-lock")
+        return Path(chosen) if chosen else self.rootdir / "claims" / LOCK_NAME
 
     def claims_dirs(self) -> list[Path]:
         """The configured claims folders (``claims_dirs`` ini) that exist."""
@@ -101,6 +114,41 @@ class ClaimSession:
 
         known = [claim for claim in self.all_claims().values() if claim.path == str(path)]
         return known if known else [c for c in read_claim_file(path) if isinstance(c, Claim)]
+
+    def family_items(self, machine: Mapping[str, Any], alpha: float | None = None) -> dict[str, float]:
+        """Item id -> alpha of every sampled item of the suite that is in scope on ``machine``.
+
+        This is the multiplicity family: it depends on the suite and the machine, not on what
+        ``-k`` selected or which items errored, so a p-value means the same in every run.
+        Items of deterministic probes are left out (they have no sampling error), and so are
+        items whose probe is unknown (their file reports that at collection).
+
+        Args:
+            machine: the fingerprint the items ran on (scope is checked against it).
+            alpha: ``--claims-alpha`` when given (it replaces every claim's alpha).
+        """
+        from claimcheck.loader import expand_grid, item_id
+        from claimcheck.probe import UnknownProbeError, get_probe
+        from claimcheck.runner import scope_problem
+
+        self.ensure_probes()
+        claims = dict(self.all_claims())
+        for result in self.results.values():
+            if result.control_for is None:
+                claims.setdefault(result.claim_id, result.claim)
+        items: dict[str, float] = {}
+        for claim in claims.values():
+            try:
+                if get_probe(claim.probe.name).deterministic:
+                    continue
+            except UnknownProbeError:
+                continue
+            if claim.profiles:
+                claim = claim.for_profile(self.profile())
+            for name, params in expand_grid(claim):
+                if scope_problem(claim, params, machine) is None:
+                    items[item_id(claim.id, name)] = claim.check.alpha if alpha is None else alpha
+        return items
 
     def premises(self) -> dict[str, tuple[str, ...]]:
         """Claim id -> premise ids for the whole suite and for every claim that ran."""

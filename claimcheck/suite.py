@@ -7,13 +7,20 @@ so the summary line and the exit code use the final verdicts.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from claimcheck import evidence
-from claimcheck.adjudicate import adjudicate_run
+from claimcheck.adjudicate import FAMILY_NAMES, adjudicate_run, family_members
+from claimcheck import expectations
+from claimcheck.controls import NOT_SHOWN, attach_controls, control_outcomes, not_shown
+from claimcheck.expectations import Agreement
+from claimcheck.expected_run import Judged, judge, summary_lines
+from claimcheck.numbers import number
 from claimcheck.result import ItemResult
+from claimcheck.stats import family_alpha
 from claimcheck.session import ClaimSession
 from claimcheck.verdict import Verdict
 
@@ -33,8 +40,9 @@ def _move(terminal: Any, report: pytest.TestReport, category: str) -> None:
     terminal.stats.setdefault(category, []).append(report)
 
 
-def _relabel(cs: ClaimSession, session: pytest.Session, nodeid: str, result: ItemResult) -> None:
-    """Make pytest's report of one item say its final verdict."""
+def _relabel(cs: ClaimSession, session: pytest.Session, nodeid: str, result: ItemResult,
+             judged: Judged | None = None) -> None:
+    """Make pytest's report of one item say its final verdict (as the lock judges it, when there is one)."""
     config = session.config
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     report = cs.reports.get(nodeid)
@@ -43,14 +51,21 @@ def _relabel(cs: ClaimSession, session: pytest.Session, nodeid: str, result: Ite
     verdict = result.verdict
     failing = verdict is Verdict.REFUTED or verdict is Verdict.ERROR or (
         verdict is Verdict.INCONCLUSIVE and config.getoption("--claims-strict")
-    ) or (verdict is Verdict.STALE and config.getoption("--claims-cascade") == "fail")
+    ) or (verdict is Verdict.STALE and (config.getoption("--claims-cascade") == "fail"
+                                        or config.getoption("--claims-strict")))
+    if judged is not None:
+        failing = judged.failing
+        if failing and judged.agreement is not Agreement.UNDECIDED:
+            report.longrepr = judged.message(result, cs.expectations_path)
     if failing and not report.failed:
         report.outcome = "failed"
         session.testsfailed += 1
     elif not failing and report.failed:
         report.outcome = "passed"
         session.testsfailed = max(0, session.testsfailed - 1)
-    if verdict is Verdict.STALE and failing:
+    if judged is not None:
+        category = judged.category
+    elif verdict is Verdict.STALE and failing:
         category = ("failed", "S", "STALE")
     else:
         category = CATEGORIES.get(verdict, ("failed", "F", "FAILED") if failing else ("passed", ".", "PASSED"))
@@ -58,6 +73,34 @@ def _relabel(cs: ClaimSession, session: pytest.Session, nodeid: str, result: Ite
     report.user_properties = [(k, v) for k, v in report.user_properties if k != "verdict"]
     report.user_properties.append(("verdict", verdict.value))
     _move(terminal, report, category[0])
+
+
+def _show_not_shown(cs: ClaimSession, session: pytest.Session, nodeid: str) -> None:
+    """A holding item whose claim's control was not refuted: its own category, not a pass."""
+    report = cs.reports.get(nodeid)
+    if report is None:
+        return
+    category = (NOT_SHOWN, "n", ("NOT SHOWN ABLE TO FAIL", {"yellow": True}))
+    report.claimcheck_category = category  # type: ignore[attr-defined]  # read by pytest_report_teststatus
+    _move(session.config.pluginmanager.get_plugin("terminalreporter"), report, category[0])
+
+
+def family_summary(results: Sequence[ItemResult], collected: Mapping[str, float] | None, method: str,
+                   level: float | None) -> str:
+    """One line on the family the run was adjusted over: its size, how many decided here, its level."""
+    if method == "none":
+        return "family: no adjustment (each item at its own alpha)"
+    members = [results[i] for i in family_members(results)]
+    ran = {r.item_id for r in members}
+    absent = [a for item_id, a in (collected or {}).items() if item_id not in ran]
+    alphas = [r.decision.alpha for r in members if r.decision is not None] + absent
+    if not alphas:
+        return "family: empty (no sampled item in scope)"
+    size = len(alphas)
+    alpha = family_alpha(alphas) if level is None else level
+    name = FAMILY_NAMES.get(method, method)
+    return (f"family: {name} over {size} sampled, in-scope items ({len(members)} decided in this run, {len(absent)} "
+            f"count at p = 1), level {number(alpha)}, refutations and holds each")
 
 
 def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
@@ -70,12 +113,26 @@ def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
     def elsewhere(claim_ids: set[str]) -> dict[str, Verdict]:
         return evidence.latest_verdicts(store, run_id, claim_ids) if store is not None else {}
 
+    machine = next((r.machine for r in before if r.machine), None)
+    collected = cs.family_items(machine, config.getoption("--claims-alpha")) if machine is not None else None
     run = adjudicate_run(before, family=config.getoption("--claims-family"), premises=cs.premises(),
-                         premise_verdicts=elsewhere)
-    for nodeid, old, new in zip(nodeids, before, run.results):
+                         premise_verdicts=elsewhere, collected=collected,
+                         family_level=config.getoption("--claims-family-alpha"))
+    cs.family = family_summary(run.results, collected, config.getoption("--claims-family"),
+                               config.getoption("--claims-family-alpha"))
+    final = attach_controls(run.results)
+    unsupported = not_shown(final)
+    lock = cs.expectations_path
+    expected = expectations.read(lock) if lock.exists() else None
+    for nodeid, old, new in zip(nodeids, before, final):
         cs.results[nodeid] = new
-        if new.verdict is not old.verdict:
-            _relabel(cs, session, nodeid, new)
+        judged = judge(new, expected, strict=config.getoption("--claims-strict")) if expected else None
+        if judged is not None:
+            cs.judged[nodeid] = judged
+        if new.claim_id in unsupported and new.verdict is Verdict.HOLDS:
+            _show_not_shown(cs, session, nodeid)
+        elif judged is not None or new.verdict is not old.verdict:
+            _relabel(cs, session, nodeid, new, judged)
     cs.stale = {claim_id: list(chain) for claim_id, chain in run.chains.items()}
 
     if session.testsfailed == 0 and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
@@ -87,7 +144,7 @@ def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
         interrupted = bool(session.shouldstop or session.shouldfail or
                            session.exitstatus == pytest.ExitCode.INTERRUPTED)
         cs.drift_lines, cs.report_paths = evidence.close_run(
-            store, run_id, before, run.results, complete=not interrupted,
+            store, run_id, before, final, complete=not interrupted,
             reports=evidence.reports_dir(config, cs.rootdir))
     docs = config.getoption("--claims-docs")
     if docs is not None:
@@ -107,10 +164,23 @@ def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
 
 def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
     """The claimcheck section of the terminal summary: final verdict counts, machine, stale chains, drift."""
-    counts = evidence.counts(cs.results)
+    claims = {nodeid: r for nodeid, r in cs.results.items() if r.control_for is None}
+    counts = evidence.counts(claims)
     terminal.section("claimcheck", sep="-")
     terminal.write_line("verdicts: " + ", ".join(f"{n} {v.value}" for v, n in sorted(counts.items(),
                                                                                        key=lambda kv: kv[0].value)))
+    if cs.family:
+        terminal.write_line(cs.family)
+    for line in summary_lines(cs.judged, cs.expectations_path):
+        terminal.write_line(line, red=line.startswith((Agreement.CHANGED.value, Agreement.UNREVIEWED.value)))
+    outcomes = control_outcomes(list(cs.results.values()))
+    if outcomes:
+        shown = sum(o.shown_able_to_fail for o in outcomes.values())
+        terminal.write_line(f"controls: {shown} of {len(outcomes)} refuted (claim shown able to fail here)")
+    for claim_id, outcome in sorted(outcomes.items()):
+        if not outcome.shown_able_to_fail:
+            terminal.write_line(f"{NOT_SHOWN}: {claim_id} (control {outcome.item_id} {outcome.verdict.value}: "
+                                f"{outcome.reason})", yellow=True)
     machine = next(iter(cs.results.values())).machine_class
     if machine:
         terminal.write_line(f"machine: {machine}")

@@ -244,3 +244,28 @@ def test_publish_writes_the_chosen_run_to_the_committed_folder(tmp_path, capsys,
     assert (tmp_path / "reports" / "corrections" / "qmv-large-bw.md").exists()
     assert cli.main(["publish", "--store", str(store), "--run", older, "--no-plots"]) == 0
     assert not (tmp_path / "reports" / "corrections" / "qmv-large-bw.md").exists(), "the older run held"
+
+
+def _doc(claim_id: str, *, depends_on: str = "", expected: str = "42") -> str:
+    extra = f"depends_on: [{depends_on}]\n" if depends_on else ""
+    return GOOD.replace("doubled-bandwidth", claim_id).replace("expected: 42", f"expected: {expected}") + extra
+
+
+def test_validate_lists_every_document_and_premise_problem_of_a_folder(tmp_path, capsys) -> None:
+    claims = tmp_path / "claims"
+    (claims / "a").mkdir(parents=True)
+    # one file: a bad document between two good ones, a cycle and an unknown premise
+    (claims / "a" / "many.yaml").write_text("---\n".join([
+        _doc("first", depends_on="second"), _doc("broken", expected="lots"), _doc("second", depends_on="first"),
+        _doc("orphan", depends_on="nowhere"),
+    ]))
+    (claims / "b.yaml").write_text(_doc("premise-elsewhere"))
+    (claims / "a" / "uses.yaml").write_text(_doc("user", depends_on="premise-elsewhere"))
+    assert cli.main(["validate", str(claims), "--no-probes", "--root", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "check.expected: expected a number" in out
+    assert "depends_on: dependency cycle: first -> second -> first" in out
+    assert "depends_on: unknown claim `nowhere`" in out
+    assert out.count(str(claims / "a" / "many.yaml")) == 3, out
+    # one file of the tree, whose premise lives in another file: valid
+    assert cli.main(["validate", str(claims / "a" / "uses.yaml"), "--no-probes", "--root", str(tmp_path)]) == 0

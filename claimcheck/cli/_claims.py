@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Sequence
 
 from claimcheck.errors import ClaimcheckError
@@ -13,8 +13,11 @@ from claimcheck.errors import ClaimcheckError
 from ._base import FAILED, OK, UsageError, _fail
 
 
-def _loader() -> Any:
-    return importlib.import_module("claimcheck.loader")
+def _loader() -> ModuleType:
+    """The claim loader, imported only by the commands that read claim files."""
+    from claimcheck import loader
+
+    return loader
 
 
 def _load_probes(root: str) -> None:
@@ -26,6 +29,14 @@ def _load_probes(root: str) -> None:
         raise UsageError(f"cannot import the probes under {root}: {type(error).__name__}: {error}") from None
 
 
+def _claims_tree(root: str, paths: Sequence[str]) -> list[Path]:
+    """The claims folders premises may live in: ``<root>/claims`` and any ``claims`` folder above a path."""
+    tree = [Path(root) / "claims"]
+    for raw in paths:
+        tree += [parent for parent in Path(raw).resolve().parents if parent.name == "claims"]
+    return sorted({folder.resolve() for folder in tree if folder.is_dir()})
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     paths = args.paths or ["claims"]
     missing = [p for p in paths if not Path(p).exists()]
@@ -33,7 +44,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return _fail(f"validate: no such file or folder: {', '.join(missing)}")
     if not args.no_probes:
         _load_probes(args.root)
-    errors, drafts = _loader().validate_paths(paths, probes=not args.no_probes)
+    errors, drafts = _loader().validate_paths(paths, probes=not args.no_probes, tree=_claims_tree(args.root, paths))
     for error in errors:
         print(error)
     for draft in drafts:

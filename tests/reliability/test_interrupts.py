@@ -66,7 +66,7 @@ def _project(project: pytest.Pytester) -> None:
     (project.path / "probes" / "gated.py").write_text(GATED_PROBE)
     docs = [
         claim_yaml(f"gated-{tag}", "gated", params={"tag": tag}, check={"rule": "at_least", "output": "x", "threshold": 0},
-                   budget={"min_samples": 3, "max_samples": 3, "looks": 1, "exclusive": tag % 3 == 0,
+                   budget={"min_samples": 8, "max_samples": 8, "looks": 1, "exclusive": tag % 3 == 0,
                            "max_seconds": MAX_SECONDS})
         for tag in range(ITEMS)
     ]
@@ -91,7 +91,7 @@ def test_interrupted_run_keeps_finished_items_and_next_run_completes(
     gate = demo_project.path / "gate"
     gate.mkdir()
     args = ("claims", f"--claims-store={store_path}", f"--claims-reports={demo_project.path / 'reports'}",
-            "--claims-cv-bound=10")
+            "--claims-cv-bound=10", "--claims-family=none")
     log = demo_project.path / "interrupted.log"
     proc = start_pytest(demo_project.path, log, *args, env={"RELIABILITY_GATE": str(gate), "RELIABILITY_FREE": str(FREE)})
     try:

@@ -1,0 +1,70 @@
+"""Checks across claims: unique ids, and premises (``depends_on``) that exist and form no cycle.
+
+Each returns every problem it finds, at the line of the field that has it, so
+``claimcheck validate`` can list them all; collection raises the first.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+
+from claimcheck.claim import Claim
+from claimcheck.errors import ClaimError
+
+
+def duplicate_problems(claims: Iterable[Claim]) -> list[ClaimError]:
+    """An error at every repeated id, naming where it was first defined."""
+    seen: dict[str, Claim] = {}
+    problems = []
+    for claim in claims:
+        if claim.id in seen:
+            first = seen[claim.id]
+            problems.append(ClaimError(claim.path, claim.line_of("id"), "id",
+                                       f"duplicate claim id `{claim.id}` (first defined at {first.path}:{first.line})"))
+        else:
+            seen[claim.id] = claim
+    return problems
+
+
+def dependency_problems(claims: Sequence[Claim], known: Iterable[Claim] = ()) -> list[ClaimError]:
+    """Every unknown premise and every cycle among ``claims``.
+
+    Args:
+        claims: the claims to check.
+        known: other claims of the tree, which premises may name (their own problems are not reported).
+    """
+    by_id = {claim.id: claim for claim in known}
+    by_id.update({claim.id: claim for claim in claims})
+    problems: list[ClaimError] = []
+    for claim in claims:
+        for premise in claim.depends_on:
+            if premise not in by_id:
+                close = difflib.get_close_matches(premise, list(by_id), n=1)
+                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                problems.append(ClaimError(claim.path, claim.line_of("depends_on"), "depends_on",
+                                           f"unknown claim `{premise}`{hint}"))
+    checked = {claim.id for claim in claims}
+    state: dict[str, int] = {}
+    cycles: set[frozenset[str]] = set()
+
+    def visit(claim_id: str, chain: list[str]) -> None:
+        if state.get(claim_id) == 2 or claim_id not in by_id:
+            return
+        if state.get(claim_id) == 1:
+            cycle = chain[chain.index(claim_id):] + [claim_id]
+            members = frozenset(cycle)
+            owner = next((by_id[c] for c in cycle if c in checked), None)
+            if owner is not None and members not in cycles:
+                cycles.add(members)
+                problems.append(ClaimError(owner.path, owner.line_of("depends_on"), "depends_on",
+                                           f"dependency cycle: {' -> '.join(cycle)}"))
+            return
+        state[claim_id] = 1
+        for premise in by_id[claim_id].depends_on:
+            visit(premise, chain + [claim_id])
+        state[claim_id] = 2
+
+    for claim_id in sorted(checked):
+        visit(claim_id, [])
+    return problems
