@@ -240,7 +240,7 @@ def test_publish_writes_the_chosen_run_to_the_committed_folder(tmp_path, capsys,
     monkeypatch.chdir(tmp_path)
     assert cli.main(["publish", "--store", str(store), "--machine-class", synth.CLASS_A, "--no-plots"]) == 0
     out = capsys.readouterr().out
-    assert f"report: run {newer}, the latest of machine class {synth.CLASS_A} (given with --machine-class)" in out
+    assert f"publish: run {newer}, the latest of machine class {synth.CLASS_A} (given with --machine-class)" in out
     assert (tmp_path / "reports" / "corrections" / "qmv-large-bw.md").exists()
     assert cli.main(["publish", "--store", str(store), "--run", older, "--no-plots"]) == 0
     assert not (tmp_path / "reports" / "corrections" / "qmv-large-bw.md").exists(), "the older run held"

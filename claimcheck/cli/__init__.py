@@ -29,15 +29,20 @@ def _store_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", default=str(DEFAULT_PATH), help=f"evidence store (default {DEFAULT_PATH})")
 
 
+def _run_flags(parser: argparse.ArgumentParser, verb: str) -> None:
+    """``--run`` and ``--machine-class``: which run a store command works on (one rule for all of them)."""
+    parser.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
+    parser.add_argument("--machine-class", help=f"machine class whose latest run to {verb} (default: this machine's "
+                                                "class when the store has a run of it, else the latest run's)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="claimcheck", description="Re-verify the claims written in ML-systems docs.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     report = sub.add_parser("report", help="rebuild a run's reports from the evidence store")
     _store_flag(report)
-    report.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
-    report.add_argument("--machine-class", help="machine class whose latest run to report (default: this machine's "
-                                                "class when the store has a run of it, else the latest run's)")
+    _run_flags(report, "report")
     report.add_argument("--out", default=".claimcheck/reports",
                         help="report folder (default .claimcheck/reports/, ignored by git; see `publish`)")
     report.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
@@ -45,18 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     publish = sub.add_parser("publish", help="regenerate the committed reports/ from a chosen run")
     _store_flag(publish)
-    publish.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
-    publish.add_argument("--machine-class", help="machine class whose latest run to publish (default: this "
-                                                 "machine's class when the store has a run of it, else the latest run's)")
+    _run_flags(publish, "publish")
     publish.add_argument("--out", default="reports", help="the committed report folder (default reports/)")
     publish.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
     publish.set_defaults(handler=cmd_publish)
 
     accept = sub.add_parser("accept", help="accept a run's verdicts as the expected ones (claims/verdicts.lock)")
     _store_flag(accept)
-    accept.add_argument("--run", help="run id or unique prefix (default: the latest run of the machine class)")
-    accept.add_argument("--machine-class", help="machine class whose latest run to accept (default: this machine's "
-                                                "class when the store has a run of it, else the latest run's)")
+    _run_flags(accept, "accept")
     accept.add_argument("--lock", default=str(Path("claims") / "verdicts.lock"),
                         help="the lock file (default claims/verdicts.lock)")
     accept.set_defaults(handler=cmd_accept)

@@ -9,22 +9,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 
+from claimcheck.store import EvidenceStore, StoredRun, choose_class
+
 if TYPE_CHECKING:
     from claimcheck.store import StoredResult
 
 from ._base import FAILED, OK, _fail
 
 
+def _chosen_run(store: EvidenceStore, args: argparse.Namespace) -> StoredRun:
+    """``--run``, else the latest run of the chosen machine class; says which on stdout."""
+    choice = choose_class(store, args.machine_class)
+    run = store.resolve_run(args.run, None if args.run else choice.machine_class)
+    print(f"{args.command}: run {run.run_id}" + ("" if args.run else f", the latest of {choice.describe()}"))
+    return run
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from claimcheck.report import build_reports
-    from claimcheck.store import EvidenceStore, choose_class
 
     if not Path(args.store).exists():
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
     with EvidenceStore(args.store, readonly=True) as store:
-        choice = choose_class(store, args.machine_class)
-        run = store.resolve_run(args.run, None if args.run else choice.machine_class)
-        print(f"report: run {run.run_id}" + ("" if args.run else f", the latest of {choice.describe()}"))
+        run = _chosen_run(store, args)
         result = build_reports(store, run.run_id, args.out, plots=not args.no_plots)
     counts = ", ".join(f"{n} {verdict}" for verdict, n in result.counts.items() if n)
     print(f"run {result.run_id}: {counts or 'no items'}")
@@ -43,13 +50,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_accept(args: argparse.Namespace) -> int:
     """Accept a run's decided verdicts as its machine class's expectations (``claims/verdicts.lock``)."""
     from claimcheck import expectations
-    from claimcheck.store import EvidenceStore, choose_class
 
     if not Path(args.store).exists():
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
     with EvidenceStore(args.store, readonly=True) as store:
-        choice = choose_class(store, args.machine_class)
-        run = store.resolve_run(args.run, None if args.run else choice.machine_class)
+        run = _chosen_run(store, args)
         verdicts = [(result.item_id, result.verdict) for result in store.results(run.run_id)]
     lock = Path(args.lock)
     current = expectations.read(lock)

@@ -258,6 +258,14 @@ def statistic(check: Check) -> str:
     return "median" if check.params.get("statistic") == "median" else "mean"
 
 
+def two_group_boundary(check: Check) -> Boundary:
+    """The look boundary of a two-output rule: exact t for means, the exact sign test for paired
+    medians, the union bound for an unpaired (Hodges–Lehmann) median."""
+    if statistic(check) == "mean":
+        return "t"
+    return "sign" if check.params.get("paired") else "union"
+
+
 def statistic_word(check: Check) -> str:
     """``"mean "``/``"median "`` for the expectation's words; nothing for ``auto`` (decided per output)."""
     named = check.params.get("statistic", "auto")

@@ -10,7 +10,9 @@ from claimcheck.claim import Check
 from claimcheck.numbers import number, with_unit
 from claimcheck.stats import Boundary, Decision, decide_equivalent
 
-from ._base import STATISTIC, ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive, statistic
+from ._base import (
+    STATISTIC, ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive, statistic, two_group_boundary,
+)
 
 
 class Equivalent(Rule):
@@ -28,9 +30,7 @@ class Equivalent(Rule):
     min_groups = max_groups = 2
 
     def boundary(self, check: Check) -> Boundary:
-        if statistic(check) == "mean":
-            return "t"
-        return "sign" if check.params.get("paired") else "union"
+        return two_group_boundary(check)
 
     def tested_quantity(self, groups: ArrayGroups, check: Check) -> ArrayGroups:
         (_, a), (_, b) = groups

@@ -10,6 +10,7 @@ from claimcheck.stats import Boundary, Decision, decide_ratio
 
 from ._base import (
     STATISTIC, ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive, statistic, statistic_word,
+    two_group_boundary,
 )
 
 
@@ -31,9 +32,7 @@ class Ratio(Rule):
         return check.params.get("bound") == "at_least"
 
     def boundary(self, check: Check) -> Boundary:
-        if statistic(check) == "mean":
-            return "t"
-        return "sign" if check.params.get("paired") else "union"
+        return two_group_boundary(check)
 
     def tested_quantity(self, groups: ArrayGroups, check: Check) -> ArrayGroups:
         (_, a), (_, b) = groups
