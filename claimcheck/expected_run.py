@@ -47,8 +47,8 @@ class Judged:
 
 def judge(result: ItemResult, expectations: Expectations, *, strict: bool) -> Judged | None:
     """How the lock judges one final result; ``None`` when it has nothing to say (n/a, error, stale, controls)."""
-    if result.control_for is not None:
-        return None
+    if result.control_for is not None or result.machine_class not in expectations.classes:
+        return None  # a machine class with no section yet is judged by the plain rule (the summary says so)
     expected = expectations.expected(result.machine_class, result.item_id)
     agreement = compare(result.verdict, expected)
     if agreement is Agreement.NOT_COMPARED:
@@ -59,8 +59,15 @@ def judge(result: ItemResult, expectations: Expectations, *, strict: bool) -> Ju
     return Judged(agreement, expected.value if expected else None, category, failing)
 
 
-def summary_lines(judged: Mapping[str, Judged], lock: Path) -> list[str]:
-    """The expectation lines of the terminal summary."""
+def summary_lines(judged: Mapping[str, Judged], lock: Path, unlocked: str | None = None) -> list[str]:
+    """The expectation lines of the terminal summary.
+
+    Args:
+        unlocked: a machine class this run measured that the lock has no section for.
+    """
+    if unlocked:
+        return [f"expected verdicts ({lock}): none for machine class {unlocked}; judged without them "
+                "(refuted fails). `claimcheck accept` adds them once the run is reviewed"]
     if not judged:
         return []
     counts: dict[Agreement, int] = {}

@@ -39,6 +39,7 @@ class ClaimSession:
         report_paths: the report files written at the end.
         family: one line on the multiplicity family the run was adjusted over.
         judged: how the expected verdicts judged each item (empty without a lock file).
+        unlocked_class: this run's machine class when the lock file has no section for it.
     """
 
     config: pytest.Config
@@ -52,6 +53,7 @@ class ClaimSession:
     report_paths: list[str] = field(default_factory=list)
     family: str = ""
     judged: dict[str, Judged] = field(default_factory=dict)
+    unlocked_class: str | None = None
     suite_broken: bool = False
     _probes_loaded: bool = False
     _all_claims: dict[str, Claim] | None = None

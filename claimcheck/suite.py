@@ -127,6 +127,8 @@ def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
     for nodeid, old, new in zip(nodeids, before, final):
         cs.results[nodeid] = new
         judged = judge(new, expected, strict=config.getoption("--claims-strict")) if expected else None
+        if expected is not None and new.machine_class and new.machine_class not in expected.classes:
+            cs.unlocked_class = new.machine_class
         if judged is not None:
             cs.judged[nodeid] = judged
         if new.claim_id in unsupported and new.verdict is Verdict.HOLDS:
@@ -171,7 +173,7 @@ def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
                                                                                        key=lambda kv: kv[0].value)))
     if cs.family:
         terminal.write_line(cs.family)
-    for line in summary_lines(cs.judged, cs.expectations_path):
+    for line in summary_lines(cs.judged, cs.expectations_path, cs.unlocked_class):
         terminal.write_line(line, red=line.startswith((Agreement.CHANGED.value, Agreement.UNREVIEWED.value)))
     outcomes = control_outcomes(list(cs.results.values()))
     if outcomes:

@@ -87,3 +87,14 @@ def test_a_claims_folder_outside_claims_dirs_says_how_to_collect_it(demo_project
     direct = demo_project.runpytest("other/one.yaml", "--co", "-q", "--claims-no-store")
     direct.stdout.fnmatch_lines(["other/one.yaml::*"])
     assert "outside claims_dirs" not in direct.stdout.str()
+
+
+def test_a_machine_class_without_a_section_is_judged_by_the_plain_rule(demo_project: pytest.Pytester) -> None:
+    shutil.copy(DEMO / "claims" / "rules.yaml", demo_project.path / "claims" / "rules.yaml")
+    lock = demo_project.path / "claims" / "verdicts.lock"
+    other = expectations.accepted(expectations.Expectations(), "metal/Apple M1 Max/64-128GiB", "run-m1",
+                                  [("demo-at-most-refuted", Verdict.HOLDS)])
+    expectations.write(lock, other)
+    result = _run(demo_project)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, "the refutations fail as without a lock"
+    result.stdout.fnmatch_lines(["expected verdicts (*verdicts.lock): none for machine class cpu/*; judged without them*"])
