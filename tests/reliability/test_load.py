@@ -91,7 +91,7 @@ def test_thousand_items_under_xdist(tmp_path: Path, report_table) -> None:
         store_path, spans_path = project / "evidence.sqlite", project / "spans.jsonl"
         code, output, wall = run_pytest(
             project, "claims", "-n", "2", "-q", f"--claims-store={store_path}", f"--claims-reports={project / 'reports'}",
-            "--claims-cv-bound=10", env={**env, "RELIABILITY_SPANS": str(spans_path)}, timeout=280,
+            "--claims-cv-bound=10", env={**env, "RELIABILITY_SPANS": str(spans_path)}, timeout=900,
         )
         assert code == pytest.ExitCode.OK, output[-3000:]
         assert f"{items} passed" in output, output[-1000:]
@@ -134,7 +134,7 @@ def test_repo_arithmetic_claims_under_xdist_store_each_result_once(tmp_path: Pat
     store_path = tmp_path / "evidence.sqlite"
     code, output, wall = run_pytest(
         ROOT, "claims/arithmetic", "-n", "2", "-q", f"--claims-store={store_path}",
-        f"--claims-reports={tmp_path / 'reports'}", env=without_plots(tmp_path / "noplots"), timeout=280,
+        f"--claims-reports={tmp_path / 'reports'}", env=without_plots(tmp_path / "noplots"), timeout=900,
     )
     # Refuted arithmetic is a finding about the docs, not about storage: exit 0 or 1 both finish the run.
     assert code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), output[-3000:]

@@ -129,7 +129,7 @@ def test_probe_faults_are_error_verdicts_and_the_run_completes(demo_project: pyt
     store_path = demo_project.path / "evidence.sqlite"
     result = demo_project.runpytest_subprocess(
         "claims", f"--claims-store={store_path}", f"--claims-reports={demo_project.path / 'reports'}",
-        f"--claims-budget-scale={SCALE}", "-p", "no:cacheprovider", timeout=180,
+        f"--claims-budget-scale={SCALE}", "-p", "no:cacheprovider", timeout=900,
     )
     output = result.stdout.str()
     outcomes = result.parseoutcomes()
