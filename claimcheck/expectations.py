@@ -24,6 +24,7 @@ from claimcheck.verdict import Verdict
 LOCK_NAME = "verdicts.lock"
 LOCK_VERSION = 1
 DECIDED = (Verdict.HOLDS, Verdict.REFUTED)
+ACCEPTED = (*DECIDED, Verdict.INCONCLUSIVE)  # an item the machine cannot decide is expected to stay undecided
 HEADER = ("# Expected verdicts per machine class, written by `claimcheck accept` from a run.\n"
           "# A run passes when every decided item matches; review changes here like a snapshot.\n")
 
@@ -60,6 +61,7 @@ class Agreement(Enum):
     CHANGED = "changed"  # holds <-> refuted: fails the run
     UNREVIEWED = "no expectation"  # decided, never accepted: fails the run
     UNDECIDED = "undecided"  # inconclusive against an expectation: a warning (a failure under --claims-strict)
+    NEWLY_DECIDED = "newly decided"  # decided where inconclusive was accepted: a warning; accept it once reviewed
     NOT_COMPARED = "not compared"  # nothing to compare: not applicable, error, stale, or nothing expected
 
 
@@ -72,9 +74,13 @@ def compare(verdict: Verdict, expected: Verdict | None) -> Agreement:
             return Agreement.EXPECTED_REFUTATION if verdict is Verdict.REFUTED else Agreement.AS_EXPECTED
         if expected in DECIDED:
             return Agreement.CHANGED
+        if expected is Verdict.INCONCLUSIVE:
+            return Agreement.NEWLY_DECIDED
         return Agreement.UNREVIEWED
     if verdict is Verdict.INCONCLUSIVE and expected in DECIDED:
         return Agreement.UNDECIDED
+    if verdict is Verdict.INCONCLUSIVE and expected is Verdict.INCONCLUSIVE:
+        return Agreement.AS_EXPECTED
     return Agreement.NOT_COMPARED
 
 
@@ -104,8 +110,11 @@ def read(path: Path) -> Expectations:
 
 def accepted(current: Expectations, machine_class: str, run_id: str,
              verdicts: Iterable[tuple[str, Verdict]]) -> Expectations:
-    """``current`` with one machine class's section replaced by a run's decided verdicts (others kept)."""
-    items = {item_id: verdict for item_id, verdict in verdicts if verdict in DECIDED}
+    """``current`` with one machine class's section replaced by a run's verdicts (others kept).
+
+    Holds, refuted and inconclusive are accepted; not-applicable, error and stale are not expectations.
+    """
+    items = {item_id: verdict for item_id, verdict in verdicts if verdict in ACCEPTED}
     classes = dict(current.classes)
     classes[machine_class] = ClassExpectations(run_id, dict(sorted(items.items())))
     return Expectations(dict(sorted(classes.items())))

@@ -16,6 +16,7 @@ from typing import Any
 
 from claimcheck.expectations import Agreement, Expectations, compare
 from claimcheck.result import ItemResult
+from claimcheck.verdict import Verdict
 
 #: pytest's (category, letter, word) for each judged agreement, and whether it fails the run.
 OUTCOMES: dict[Agreement, tuple[tuple[str, str, Any], bool]] = {
@@ -24,6 +25,7 @@ OUTCOMES: dict[Agreement, tuple[tuple[str, str, Any], bool]] = {
     Agreement.CHANGED: (("failed", "F", ("VERDICT CHANGED", {"red": True})), True),
     Agreement.UNREVIEWED: (("failed", "F", ("NO EXPECTATION", {"red": True})), True),
     Agreement.UNDECIDED: (("inconclusive", "?", ("INCONCLUSIVE", {"yellow": True})), False),
+    Agreement.NEWLY_DECIDED: (("passed", ".", ("NEWLY DECIDED", {"yellow": True})), False),
 }
 
 
@@ -54,7 +56,9 @@ def judge(result: ItemResult, expectations: Expectations, *, strict: bool) -> Ju
     if agreement is Agreement.NOT_COMPARED:
         return None
     category, failing = OUTCOMES[agreement]
-    if agreement is Agreement.UNDECIDED and strict:
+    if agreement is Agreement.AS_EXPECTED and result.verdict is Verdict.INCONCLUSIVE:
+        category, failing = OUTCOMES[Agreement.UNDECIDED]  # still undecided, as accepted: shown as inconclusive
+    if result.verdict is Verdict.INCONCLUSIVE and strict:
         category, failing = ("failed", "F", ("INCONCLUSIVE", {"red": True})), True
     return Judged(agreement, expected.value if expected else None, category, failing)
 
@@ -76,6 +80,8 @@ def summary_lines(judged: Mapping[str, Judged], lock: Path, unlocked: str | None
     parts = [f"{n} {agreement.value}" for agreement, n in sorted(counts.items(), key=lambda kv: kv[0].value)]
     lines = [f"expected verdicts ({lock}): " + ", ".join(parts)]
     for nodeid, item in sorted(judged.items()):
-        if item.agreement in (Agreement.CHANGED, Agreement.UNREVIEWED):
+        if item.agreement is Agreement.NEWLY_DECIDED:
+            lines.append(f"{item.agreement.value}: {nodeid} (inconclusive when accepted; review it, then: claimcheck accept)")
+        elif item.agreement in (Agreement.CHANGED, Agreement.UNREVIEWED):
             lines.append(f"{item.agreement.value}: {nodeid}" + (f" (expected {item.expected})" if item.expected else ""))
     return lines

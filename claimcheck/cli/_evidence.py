@@ -66,8 +66,8 @@ def cmd_accept(args: argparse.Namespace) -> int:
     added = sorted(k for k in after.items if k not in old)
     removed = sorted(k for k in old if k not in after.items)
     expectations.write(lock, updated)
-    print(f"accepted run {run.run_id} for machine class {run.machine_class}: {len(after.items)} decided item(s); "
-          f"{len(changed)} changed, {len(added)} new, {len(removed)} no longer decided -> {lock}")
+    print(f"accepted run {run.run_id} for machine class {run.machine_class}: {len(after.items)} item(s); "
+          f"{len(changed)} changed, {len(added)} new, {len(removed)} dropped -> {lock}")
     for item_id in changed:
         print(f"  changed  {item_id}: {old[item_id].value} -> {after.items[item_id].value}")
     for item_id in added:

@@ -29,6 +29,9 @@ H, R, I, N = Verdict.HOLDS, Verdict.REFUTED, Verdict.INCONCLUSIVE, Verdict.NOT_A
     (R, None, Agreement.UNREVIEWED),
     (I, H, Agreement.UNDECIDED),
     (I, None, Agreement.NOT_COMPARED),
+    (I, I, Agreement.AS_EXPECTED),
+    (H, I, Agreement.NEWLY_DECIDED),
+    (R, I, Agreement.NEWLY_DECIDED),
     (N, H, Agreement.NOT_COMPARED),
     (Verdict.ERROR, H, Agreement.NOT_COMPARED),
 ])
@@ -44,7 +47,8 @@ def test_the_lock_round_trips_and_keeps_other_classes(tmp_path) -> None:
     expectations.write(lock, second)
     back = expectations.read(lock)
     assert back.expected("cpu/x", "a") is H and back.expected("cpu/x", "b") is R
-    assert back.expected("cpu/x", "c") is None, "only decided verdicts are expectations"
+    assert back.expected("cpu/x", "c") is I, "an item this machine cannot decide is expected to stay undecided"
+    assert expectations.accepted(back, "cpu/x", "run-3", [("d", N)]).expected("cpu/x", "d") is None
     assert back.expected("metal/y", "a") is R and back.classes["metal/y"].run_id == "run-2"
     assert lock.read_text().startswith("# Expected verdicts per machine class")
 
@@ -74,6 +78,6 @@ def test_accept_writes_the_runs_decided_verdicts_and_lists_the_changes(tmp_path,
             args = ["accept", "--store", str(store_path), "--lock", str(lock), "--machine-class", synth.CLASS_A]
             assert cli.main(args) == 0
     out = capsys.readouterr().out
-    assert "1 decided item(s); 0 changed, 1 new" in out
+    assert "2 item(s); 0 changed, 2 new" in out
     assert "changed  qmv-large-bw[size_mib=256]: holds -> refuted" in out
     assert expectations.read(lock).expected(synth.CLASS_A, "qmv-large-bw[size_mib=256]") is R
