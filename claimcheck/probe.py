@@ -3,17 +3,26 @@
 A probe is a plain function registered with :func:`probe`. It receives a
 :class:`ProbeContext` (how many samples are wanted now, the seed, a place for
 artifacts) plus the claim's params as keyword arguments, and returns a mapping
-of output name to a list of numbers. Probes live in the repository's
-``probes/`` folder (or any module imported through the ``claimcheck.probes``
-entry point group), so adding a probe means writing one registered function.
+of output name to a list of numbers. Probes come from the project's ``probes/``
+folder (or the modules and paths ``[tool.claimcheck] probes`` names) and from
+every package registered in the ``claimcheck.probes`` entry point group (the
+probes shipped with claimcheck among them), so adding a probe means writing one
+registered function. A probe name belongs to one function: a second definition
+elsewhere is an error naming both.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import random
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
+
+from claimcheck.errors import ClaimcheckError
 
 Samples = Mapping[str, Sequence[float]]
 
@@ -71,6 +80,14 @@ class RegisteredProbe:
     reads_text: bool = False
     deterministic: bool = False
     description: str = ""
+    module: str = ""
+    file: str = ""
+
+    @property
+    def source(self) -> str:
+        """Where the probe is defined, as ``module (file)``, for messages that name two definitions."""
+        module = self.module or getattr(self.function, "__module__", "?")
+        return f"{module} ({self.file})" if self.file else module
 
     def __call__(self, ctx: ProbeContext, **params: Any) -> Samples:
         return self.function(ctx, **params)
@@ -78,6 +95,14 @@ class RegisteredProbe:
 
 class UnknownProbeError(LookupError):
     """Raised for a probe name nobody registered; the message lists what exists."""
+
+
+class ProbeLoadError(ClaimcheckError):
+    """A probe source cannot be found or imported; the message is one line naming it."""
+
+
+class DuplicateProbeError(ProbeLoadError):
+    """Two different functions claim one probe name; the message names both definitions."""
 
 
 _REGISTRY: dict[str, RegisteredProbe] = {}
@@ -101,9 +126,13 @@ def probe(
     """
 
     def decorate(function: ProbeFunction) -> ProbeFunction:
+        file = _defining_file(function)
         existing = _REGISTRY.get(name)
-        if existing is not None and existing.function.__qualname__ != function.__qualname__:
-            raise ValueError(f"probe `{name}` is registered twice ({existing.function.__module__} and {function.__module__})")
+        if existing is not None and _same_definition(existing, function, file):
+            return function  # one file imported again or under a second name: the first registration stands
+        if existing is not None and _live(existing):
+            raise DuplicateProbeError(f"probe `{name}` is defined twice: in {existing.source} and in "
+                                      f"{function.__module__} ({file or '?'}); rename one of them")
         _REGISTRY[name] = RegisteredProbe(
             name=name,
             function=function,
@@ -111,10 +140,41 @@ def probe(
             reads_text=reads_text,
             deterministic=deterministic,
             description=(function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else "",
+            module=function.__module__,
+            file=file,
         )
         return function
 
     return decorate
+
+
+def _defining_file(function: ProbeFunction) -> str:
+    """The real path of the file that defines ``function`` ("" when it was not read from a file)."""
+    code = getattr(function, "__code__", None)
+    filename = getattr(code, "co_filename", "") if code is not None else ""
+    return os.path.realpath(filename) if filename and not filename.startswith("<") else ""
+
+
+def _same_definition(existing: RegisteredProbe, function: ProbeFunction, file: str) -> bool:
+    """One function seen twice: the same qualified name in the same file (or module, without files)."""
+    if existing.function.__qualname__ != function.__qualname__:
+        return False
+    if existing.file or file:
+        return existing.file == file
+    return existing.module == function.__module__
+
+
+def _live(registered: RegisteredProbe) -> bool:
+    """Whether the module that registered a probe is still the one imported under its name.
+
+    A project's ``probes`` package replaced by another project's (tests collect several projects
+    in one process) leaves stale registrations; a new definition replaces those silently.
+    """
+    if not registered.file:
+        return True
+    module = sys.modules.get(registered.module)
+    loaded = getattr(module, "__file__", None) if module is not None else None
+    return bool(loaded) and os.path.realpath(str(loaded)) == registered.file
 
 
 def get_probe(name: str) -> RegisteredProbe:
@@ -133,38 +193,204 @@ def registered_probes() -> dict[str, RegisteredProbe]:
     return dict(_REGISTRY)
 
 
-def load_probe_modules(root: str | None = None) -> list[str]:
+ENTRY_POINT_GROUP = "claimcheck.probes"
+PROJECT_PACKAGE = "probes"
+
+
+def load_probe_modules(root: str | None = None, sources: Sequence[str] | None = None) -> list[str]:
     """Import the probe modules so their ``@probe`` registrations run.
 
-    Looks in ``<root>/probes/*.py`` (imported as the package ``probes``, with
-    ``root`` on ``sys.path``) and in the ``claimcheck.probes`` entry point group
-    for probes shipped by other packages. Returns the module names imported.
-    """
-    import importlib
-    import sys
-    from importlib.metadata import entry_points
-    from pathlib import Path
+    Two kinds of source are imported, in this order:
 
+    - every module of the ``claimcheck.probes`` entry point group (a package stands for all its
+      modules); the probes shipped with claimcheck come this way, as ``claimcheck_probes``;
+    - the project's own sources: ``sources`` when given (the pytest ini), else ``[tool.claimcheck]
+      probes`` in ``<root>/pyproject.toml``, else the folder ``<root>/probes`` if it exists. An entry
+      is a folder or ``.py`` file relative to ``root``, or a dotted module name. The folder
+      ``<root>/probes`` is imported as the package ``probes`` whether or not it has an
+      ``__init__.py``, so its modules may import each other.
+
+    An entry point that is the project's own folder (this repository, installed editable) is
+    imported once, under the project's name. A probe package loaded earlier in this process from
+    another project's folder is replaced.
+
+    Returns:
+        The names of the modules imported.
+
+    Raises:
+        ProbeLoadError: a source is missing or fails to import (one line, naming it).
+        DuplicateProbeError: two different functions define one probe name.
+    """
+    from claimcheck import project_config
+
+    project = Path(root).resolve() if root is not None else None
+    if sources is None and project is not None:
+        sources = project_config.probe_sources(project)
+        origin = f"[tool.claimcheck] probes in {project_config.pyproject_path(project)}"
+    else:
+        origin = "the claims_probes ini option"
+    if sources is None:
+        sources = [PROJECT_PACKAGE] if project is not None and (project / PROJECT_PACKAGE).is_dir() else []
+        origin = f"{project}"
+    resolved = [_resolve_source(entry, project, origin) for entry in sources]
+    folders = [location for _, location in resolved if location is not None and location.is_dir()]
+    entry_dirs = _entry_point_dirs()
+    for name, location in resolved:
+        if location is not None and location.is_dir():
+            _forget_other_folder(name, location)
     imported: list[str] = []
-    if root is not None:
-        folder = Path(root) / "probes"
-        if (folder / "__init__.py").is_file():
-            top = str(Path(root).resolve())
-            loaded = sys.modules.get("probes")
-            if loaded is not None and Path(getattr(loaded, "__file__", "") or ".").resolve().parent != folder.resolve():
-                # Another project's `probes` package was imported earlier in this process.
-                for name in [n for n in sys.modules if n == "probes" or n.startswith("probes.")]:
-                    del sys.modules[name]
-            if top in sys.path:
-                sys.path.remove(top)
-            sys.path.insert(0, top)
-            for module_path in sorted(folder.glob("*.py")):
-                if module_path.stem.startswith("_"):
-                    continue
-                name = f"probes.{module_path.stem}"
-                importlib.import_module(name)
-                imported.append(name)
-    for entry in entry_points(group="claimcheck.probes"):
-        entry.load()
-        imported.append(entry.value)
+    for module_name, location in entry_dirs.items():
+        if location is not None and any(_same_path(location, folder) for folder in folders):
+            continue  # the project's own folder: imported below under the project's name
+        imported += _import_module_tree(module_name)
+    if project is not None and str(project) not in sys.path:
+        sys.path.insert(0, str(project))  # project probes may import the project's other modules
+    for name, location in resolved:
+        if location is None:
+            imported += _import_module_tree(name)
+        elif location.is_dir():
+            imported += _import_folder(name, location)
+        else:
+            imported.append(_import_file(name, location))
     return imported
+
+
+def _resolve_source(entry: str, project: Path | None, origin: str) -> tuple[str, Path | None]:
+    """A configured entry as (module name, folder or file), the path None for a dotted module name."""
+    looks_like_path = "/" in entry or "\\" in entry or entry.endswith(".py")
+    candidate = Path(entry) if Path(entry).is_absolute() or project is None else project / entry
+    if not looks_like_path and not candidate.exists():
+        return entry, None
+    if not candidate.exists():
+        raise ProbeLoadError(f"probe source `{entry}` (from {origin}): no such file or folder {candidate}")
+    path = candidate.resolve()
+    try:
+        relative = path.relative_to(project) if project is not None else Path(path.name)
+    except ValueError:
+        relative = Path(path.name)
+    parts = [*relative.parent.parts, relative.stem if path.is_file() else relative.name]
+    name = ".".join(part.replace("-", "_").replace(".", "_") for part in parts if part)
+    return name, path
+
+
+def _entry_point_dirs() -> dict[str, Path | None]:
+    """Each entry point's module -> the folder of its package (None for a plain module), imported later."""
+    import importlib.util
+    from importlib.metadata import entry_points
+
+    found: dict[str, Path | None] = {}
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            spec = importlib.util.find_spec(entry.module)
+        except (ImportError, ValueError) as error:
+            raise ProbeLoadError(f"entry point `{entry.name} = {entry.value}` ({ENTRY_POINT_GROUP}): "
+                                 f"{type(error).__name__}: {error}") from None
+        if spec is None:
+            raise ProbeLoadError(f"entry point `{entry.name} = {entry.value}` ({ENTRY_POINT_GROUP}): "
+                                 f"no module `{entry.module}`")
+        locations = list(spec.submodule_search_locations or [])
+        found[entry.module] = Path(locations[0]).resolve() if locations else None
+    return found
+
+
+def _same_path(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _under(file: str, folder: Path) -> bool:
+    return bool(file) and Path(file).is_relative_to(os.path.realpath(folder))
+
+
+def _forget_other_folder(name: str, folder: Path) -> None:
+    """Drop the package ``name`` from ``sys.modules`` if it was imported from another folder earlier.
+
+    One process may collect several projects (tests do): each project's ``probes`` replaces the
+    last, and the probes the old modules registered become stale (see :func:`_live`).
+    """
+    for key in [key for key in sys.modules if key == name or key.startswith(f"{name}.")]:
+        paths = [*getattr(sys.modules[key], "__path__", [])] or [getattr(sys.modules[key], "__file__", None) or ""]
+        if not any(_under(os.path.realpath(p), folder) for p in paths if p):
+            del sys.modules[key]
+
+
+def _import_module_tree(name: str) -> list[str]:
+    """Import module ``name``; for a package also each of its public modules."""
+    import pkgutil
+
+    module = _import(name, None)
+    imported = [name]
+    for info in sorted(pkgutil.iter_modules(getattr(module, "__path__", [])), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            imported.append(_import(f"{name}.{info.name}", None).__name__)
+    return imported
+
+
+def _import_folder(name: str, folder: Path) -> list[str]:
+    """Import each public ``*.py`` of ``folder`` as ``<name>.<stem>``, with or without ``__init__.py``."""
+    import importlib.machinery
+    import importlib.util
+
+    package = sys.modules.get(name)
+    if package is None or not any(_same_path(Path(p), folder) for p in getattr(package, "__path__", [])):
+        init = folder / "__init__.py"
+        if init.is_file():
+            spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(folder)])
+        else:
+            spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+            spec.submodule_search_locations = [str(folder)]
+        assert spec is not None
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package
+        if spec.loader is not None:
+            _run(lambda: spec.loader.exec_module(package), name, init)  # type: ignore[union-attr]
+    imported = [name]
+    for module_path in sorted(folder.glob("*.py")):
+        if not module_path.stem.startswith("_"):
+            imported.append(_import(f"{name}.{module_path.stem}", module_path).__name__)
+    return imported
+
+
+def _import_file(name: str, file: Path) -> str:
+    """Import one probe file as the module ``name``."""
+    import importlib.util
+
+    if name in sys.modules and _same_path(Path(getattr(sys.modules[name], "__file__", "") or "."), file):
+        return name
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise ProbeLoadError(f"{file}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    _run(lambda: spec.loader.exec_module(module), name, file)  # type: ignore[union-attr]
+    return name
+
+
+def _import(name: str, file: Path | None) -> ModuleType:
+    import importlib
+
+    return _run(lambda: importlib.import_module(name), name, file)
+
+
+def _run(step: Callable[[], Any], name: str, file: Path | None) -> Any:
+    """Run one import step; any failure becomes one line naming the module and where it failed."""
+    import traceback
+
+    try:
+        result = step()
+    except DuplicateProbeError:
+        sys.modules.pop(name, None)
+        raise
+    except Exception as error:  # noqa: BLE001 - a broken probe module is the project's input error
+        sys.modules.pop(name, None)
+        where = str(file) if file is not None else ""
+        if isinstance(error, SyntaxError) and error.filename:
+            where = f"{error.filename}:{error.lineno}"
+        else:
+            frames = traceback.extract_tb(error.__traceback__)
+            own = [f for f in frames if "importlib" not in f.filename and not f.filename.endswith("claimcheck/probe.py")]
+            if own:
+                where = f"{own[-1].filename}:{own[-1].lineno}"
+        prefix = f"{where}: " if where else ""
+        raise ProbeLoadError(f"{prefix}cannot import probe module `{name}`: {type(error).__name__}: "
+                             f"{str(error).splitlines()[0] if str(error) else ''}".rstrip(": ")) from None
+    return result if result is not None else sys.modules.get(name)

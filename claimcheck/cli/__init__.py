@@ -1,15 +1,17 @@
 """The ``claimcheck`` command: a thin layer over the library.
 
 Subcommands: ``report``, ``publish``, ``accept``, ``history``, ``runs``, ``merge``, ``compare``, ``new``, ``validate``,
-and ``docs`` / ``extract`` (handed to their own modules with the rest of the
+``probes``, ``models``, and ``docs`` / ``extract`` (handed to their own modules with the rest of the
 arguments). Exit codes: 0 ok, 1 check failures (invalid claims, merge
-conflicts), 2 usage or input errors. Every error is one line on stderr.
+conflicts), 2 usage or input errors, 141 when the reader of the output went away (``| head``), as for
+any command killed by SIGPIPE. Every error is one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -21,6 +23,19 @@ from ._base import DISPATCH, FAILED, OK, USAGE, UsageError, _fail, _Parser
 from ._claims import build_claim, cmd_new, cmd_validate, render_claim
 from ._evidence import (cmd_accept, cmd_compare, cmd_history, cmd_merge, cmd_publish, cmd_report, cmd_runs,
                         history_lines)
+from ._listing import cmd_models, cmd_probes
+
+#: The exit status of a process killed by SIGPIPE (128 + 13), what shells show for ``yes | head``.
+CLOSED_PIPE = 141
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return f"claimcheck {metadata.version('claimcheck')}"
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "claimcheck (not installed)"
 
 
 def _store_flag(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +53,7 @@ def _run_flags(parser: argparse.ArgumentParser, verb: str) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="claimcheck", description="Re-verify the claims written in ML-systems docs.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     report = sub.add_parser("report", help="rebuild a run's reports from the evidence store")
@@ -130,6 +146,18 @@ def build_parser() -> argparse.ArgumentParser:
                      help="prompt for missing fields (default: when stdin is a terminal)")
     new.set_defaults(handler=cmd_new)
 
+    probes = sub.add_parser("probes", help="list the probes claims can use: params with types and defaults, outputs "
+                                           "with units (like `pytest --fixtures`)")
+    probes.add_argument("names", nargs="*", metavar="NAME", help="only these probes")
+    probes.add_argument("--root", default=".", help="project root holding probes/ (default .)")
+    probes.set_defaults(handler=cmd_probes)
+
+    models = sub.add_parser("models", help="each model name the claims use, and what it resolves to here")
+    models.add_argument("paths", nargs="*", help="claim files or folders (default <root>/claims)")
+    models.add_argument("--root", default=".",
+                        help="project root whose pyproject.toml maps model names ([tool.claimcheck.models]; default .)")
+    models.set_defaults(handler=cmd_models)
+
     for name, module in DISPATCH.items():
         sub.add_parser(name, help=f"see `claimcheck {name} --help` ({module})", add_help=False)
     return parser
@@ -146,7 +174,23 @@ def _dispatch(name: str, argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``claimcheck`` console script; returns the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _run(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # inside the guard: a closed pipe may only show when the last lines are flushed
+        return code
+    except BrokenPipeError:
+        # The reader (`| head`) has what it wanted. Point stdout at /dev/null so that the interpreter's own
+        # flush at exit does not fail again, and exit as a command killed by SIGPIPE would.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):  # stdout is not a file descriptor (captured): nothing to flush at exit
+            pass
+        return CLOSED_PIPE
+
+
+def _run(argv: list[str]) -> int:
     if argv and argv[0] in DISPATCH:
         return _dispatch(argv[0], argv[1:])
     parser = build_parser()
@@ -155,16 +199,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "handler", None):
             parser.print_help()
             return USAGE
-        return args.handler(args)
+        return int(args.handler(args))
+    except SystemExit as done:  # --help and --version print, then argparse exits
+        return done.code if isinstance(done.code, int) else OK
     except UsageError as error:
         return _fail(str(error))
     except ClaimcheckError as error:
         return _fail(str(error))
+    except BrokenPipeError:
+        raise
     except (sqlite3.Error, OSError) as error:
         return _fail(f"{type(error).__name__}: {error}")
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
 
 
-__all__ = ["DISPATCH", "FAILED", "OK", "USAGE", "UsageError", "build_claim", "build_parser", "cmd_new", "history_lines",
+__all__ = ["CLOSED_PIPE", "DISPATCH", "FAILED", "OK", "USAGE", "UsageError", "build_claim", "build_parser", "cmd_new", "history_lines",
            "main", "render_claim"]

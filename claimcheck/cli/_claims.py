@@ -37,21 +37,64 @@ def _claims_tree(root: str, paths: Sequence[str]) -> list[Path]:
     return sorted({folder.resolve() for folder in tree if folder.is_dir()})
 
 
+def _project_probes_hint(root: str, paths: Sequence[str]) -> str | None:
+    """A hint when ``root`` holds no project probes: the usual cause of "unknown probe" outside the project root."""
+    from claimcheck import project_config
+
+    folder = Path(root).resolve()
+    try:
+        configured = project_config.probe_sources(folder) is not None
+    except ClaimcheckError:
+        configured = True  # a malformed setting has its own error
+    if configured or (folder / "probes").is_dir():
+        return None
+    inside = all(Path(raw).resolve().is_relative_to(folder) for raw in paths)
+    if inside and any((folder / name).is_file() for name in ("pyproject.toml", "pytest.ini")):
+        return None  # a project root that uses only installed probes: the probe name itself is wrong
+    folders = {folder for raw in paths for folder in (Path(raw).resolve(), *Path(raw).resolve().parents)}
+    projects = sorted(folder.parent for folder in folders if folder.name == "claims" and (
+        (folder.parent / "probes").is_dir() or (folder.parent / "pyproject.toml").is_file()))
+    where = f"; the claims look like they belong to {projects[0]}: pass --root {projects[0]}" if projects else \
+        ": run from the project root or pass --root PROJECT"
+    return f"hint: {folder} has no probes/ folder and no [tool.claimcheck] probes{where}"
+
+
+def _alias_problems(root: str) -> list[str]:
+    """The project's model alias table, checked like the claims (``file:line: field: problem``)."""
+    from claimcheck.models import aliases
+
+    try:
+        aliases.read_aliases(root)
+    except ClaimcheckError as error:
+        return [str(error)]
+    return []
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     paths = args.paths or ["claims"]
     missing = [p for p in paths if not Path(p).exists()]
     if missing:
         return _fail(f"validate: no such file or folder: {', '.join(missing)}")
+    files = list(_loader().iter_claim_files(paths))
+    if not files:
+        given = ", ".join(paths)
+        return _fail(f"validate: nothing to validate: no claim files (.yaml, .yml) in {given}")
+    for path in paths:
+        if Path(path).is_file() and not any(file == Path(path) for file in files):
+            print(f"validate: skipped {path}: not a claim file (.yaml, .yml)", file=sys.stderr)
     if not args.no_probes:
         _load_probes(args.root)
     errors, drafts = _loader().validate_paths(paths, probes=not args.no_probes, tree=_claims_tree(args.root, paths))
+    errors += _alias_problems(args.root)
     for error in errors:
         print(error)
     for draft in drafts:
         print(f"{draft.path}:{draft.line}: draft `{draft.id}` is not run until completed: missing "
               f"{', '.join(draft.missing)}")
-    files = list(_loader().iter_claim_files(paths))
     if errors:
+        hint = _project_probes_hint(args.root, paths) if any("unknown probe" in e for e in errors) else None
+        if hint:
+            print(hint, file=sys.stderr)
         print(f"{len(errors)} problem(s) in {len(files)} file(s)", file=sys.stderr)
         return FAILED
     print(f"{len(files)} claim file(s) valid" + (f", {len(drafts)} draft(s)" if drafts else ""))
@@ -126,26 +169,89 @@ def build_claim(args: argparse.Namespace) -> dict[str, Any]:
     return claim
 
 
+#: An answer's problem in one line, or None when it is acceptable.
+Check = Callable[[str], "str | None"]
+
+
+def _answer_checks(args: argparse.Namespace) -> dict[str, Check]:
+    """What makes an answer acceptable, per field, so a typo is asked again instead of ending the dialogue."""
+    from claimcheck import rules, schema
+
+    def slug(value: str) -> str | None:
+        return None if schema.valid_id(value) else "expected a slug (a-z, 0-9 and -, at most 80 characters)"
+
+    def scope_kind(value: str) -> str | None:
+        return None if value in ("portable", "as-stated") else "expected `portable` or `as-stated`"
+
+    def rule(value: str) -> str | None:
+        try:
+            rules.get(value)
+        except ValueError as error:
+            return str(error)
+        return None
+
+    def probe(value: str) -> str | None:
+        if args.no_probes:
+            return None
+        from claimcheck.probe import UnknownProbeError, get_probe
+
+        try:
+            get_probe(value)
+        except UnknownProbeError as error:
+            return str(error)
+        return None
+
+    return {"id": slug, "scope_kind": scope_kind, "rule": rule, "probe": probe}
+
+
+def _output_check(args: argparse.Namespace) -> Check | None:
+    """The probe's declared outputs, when the probe is checked and known."""
+    if args.no_probes:
+        return None
+    from claimcheck.probe import registered_probes
+
+    known = registered_probes().get(args.probe)
+    if known is None or not known.outputs:
+        return None
+    outputs = sorted(known.outputs)
+    return lambda value: None if value in outputs else f"probe `{args.probe}` has no output `{value}`; outputs: " \
+                                                       f"{', '.join(outputs)}"
+
+
+def _number(value: str) -> str | None:
+    try:
+        float(value)
+    except ValueError:
+        return f"expected a number, got {value!r}"
+    return None
+
+
+def _ask_one(ask: Callable[[str], str], prompt: str, check: Check | None, current: str | None = None) -> str:
+    """Ask until the answer is non-empty and passes ``check``; a flag's bad value is asked again too."""
+    answer = current
+    while True:
+        if answer:
+            problem = check(answer) if check else None
+            if problem is None:
+                return answer
+            print(f"  {problem}; try again", file=sys.stderr)
+        answer = ask(prompt).strip()
+
+
 def _ask(args: argparse.Namespace, ask: Callable[[str], str]) -> None:
-    """Prompt for every required field the flags left out."""
+    """Prompt for every required field the flags left out, re-asking each bad answer."""
+    checks = _answer_checks(args)
     for attribute, path, prompt in NEW_FIELDS:
-        while not getattr(args, attribute):
-            answer = ask(f"{prompt} [{path}]: ").strip()
-            if answer:
-                setattr(args, attribute, answer)
+        current = getattr(args, attribute)
+        setattr(args, attribute, _ask_one(ask, f"{prompt} [{path}]: ", checks.get(attribute), current))
     if args.rule in ("at_least", "at_most", "ratio", "rate_at_most", "zero_rate", "monotone", "exact",
                      "equivalent") and not args.output:
-        args.output = ask("probe output the rule reads [check.output]: ").strip() or None
+        args.output = _ask_one(ask, "probe output the rule reads [check.output]: ", _output_check(args))
     numeric = {"at_least": "threshold", "at_most": "threshold", "ratio": "threshold", "rate_at_most": "threshold",
                "zero_rate": "threshold", "equivalent": "margin", "exact": "expected"}
     name = numeric.get(args.rule)
     if name and getattr(args, name) is None:
-        answer = ask(f"{name} [check.{name}]: ").strip()
-        if answer:
-            try:
-                setattr(args, name, float(answer))
-            except ValueError:
-                raise UsageError(f"new: check.{name} must be a number, got {answer!r}") from None
+        setattr(args, name, float(_ask_one(ask, f"{name} [check.{name}]: ", _number)))
 
 
 def render_claim(claim: dict[str, Any]) -> str:
@@ -160,7 +266,12 @@ def cmd_new(args: argparse.Namespace, ask: Callable[[str], str] | None = None) -
         interactive = args.interactive or (args.interactive is None and sys.stdin.isatty())
         if not interactive:
             return _fail(f"new: missing {', '.join(missing)} (give them as flags, or run interactively)")
-        _ask(args, ask or input)
+        if not args.no_probes:
+            _load_probes(args.root)  # so that a mistyped probe or output name is asked again
+        try:
+            _ask(args, ask or input)
+        except EOFError:
+            return _fail("new: input ended before the claim was complete; nothing written")
     claim = build_claim(args)
     target = Path(args.out) if args.out else Path(args.claims_dir) / f"{args.id}.yaml"
     rendered = render_claim(claim)

@@ -130,6 +130,25 @@ def history_lines(rows: Sequence[StoredResult], this_class: str | None) -> list[
     return lines
 
 
+#: How many recent runs the did-you-mean of ``history`` reads claim ids from.
+HINT_RUNS = 50
+
+
+def _claim_hint(store: EvidenceStore, claim_id: str) -> str:
+    """`` (did you mean `x`?)`` from the claim ids of the store's recent runs; an item id names its claim."""
+    import difflib
+
+    known: set[str] = set()
+    for run in store.runs(limit=HINT_RUNS):
+        # Runs record their claims; older ones only their results.
+        known.update(store.claims(run.run_id) or {result.claim_id for result in store.results(run.run_id)})
+    base = claim_id.split("[", 1)[0]
+    if base != claim_id and base in known:
+        return f" (`{claim_id}` is an item; its claim is `{base}`)"
+    close = difflib.get_close_matches(base, sorted(known), n=1)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     from claimcheck.store import EvidenceStore, choose_class
 
@@ -138,8 +157,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     with EvidenceStore(args.store, readonly=True) as store:
         rows = store.history(args.claim_id)
         choice = choose_class(store, args.machine_class)
+        hint = "" if rows else _claim_hint(store, args.claim_id)
     if not rows:
-        return _fail(f"history: no results for claim `{args.claim_id}` in {args.store}")
+        return _fail(f"history: no results for claim `{args.claim_id}` in {args.store}{hint}")
     this_class = choice.machine_class
     if args.json:
         from claimcheck.report.corrections import item_json

@@ -4,8 +4,10 @@ An id is resolved in this order:
 
 1. an exact registered id (``smollm2-135m-instruct``, ``gemma3-270m``, ...);
 2. the longest registered prefix (keys that end with ``:``, e.g. ``synthetic:``);
-3. a local mlx-lm model directory (a path);
-4. a Hugging Face repo id (``org/name``) that is already in the local Hugging Face cache.
+3. a project alias (``[tool.claimcheck.models]``, see :mod:`claimcheck.models.aliases`): a name mapped to a
+   directory or a cached repo; an alias may not reuse a registered id;
+4. a local mlx-lm model directory (a path);
+5. a Hugging Face repo id (``org/name``) that is already in the local Hugging Face cache.
 
 Model modules register themselves on import. The modules named in :data:`KNOWN_MODULES` and those
 exposed through the ``claimcheck.models`` entry-point group are imported the first time an id is
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from claimcheck.errors import NotApplicable
+from claimcheck.project_config import ProjectConfigError
 from claimcheck.models._spec import Loader, LoadedModel, Locator, ModelSpec, default_variant
 
 #: Model modules imported lazily on first resolution (absent ones are skipped).
@@ -153,14 +156,21 @@ def resolve(model_id: str) -> ModelSpec:
 
     Raises:
         NotApplicable: the model is not installed here (one line naming what was looked for).
+        ProjectConfigError: a project alias reuses a registered id.
     """
+    from claimcheck.models import aliases, local
+
     _discover()
     with _LOCK:
         registration = _match(model_id)
+    alias = aliases.lookup(model_id)
     if registration is not None:
+        if alias is not None:
+            raise ProjectConfigError(f"{alias.declared_at}: [{aliases.TABLE}] {model_id}: `{model_id}` is a registered "
+                                     "model id; give the alias another name")
         return _spec_from(registration, model_id)
-
-    from claimcheck.models import local
+    if alias is not None:
+        return aliases.spec(alias)
 
     if _looks_like_path(model_id):
         return local.directory_spec(model_id)
@@ -168,12 +178,14 @@ def resolve(model_id: str) -> ModelSpec:
         return local.hf_cache_spec(model_id)
 
     known = sorted(key for key in _REGISTRY)
-    close = difflib.get_close_matches(model_id, known, n=1)
+    named = sorted(aliases.active())
+    close = difflib.get_close_matches(model_id, known + named, n=1)
     hint = f" (did you mean `{close[0]}`?)" if close else ""
     failed = "".join(f"; {name} failed to import ({reason})" for name, reason in _import_failures.items())
     raise NotApplicable(
-        f"model {model_id} not installed: not a registered id{hint}, a local model directory or a cached "
-        f"Hugging Face repo; registered: {', '.join(known) or 'none'}{failed}"
+        f"model {model_id} not installed: not a registered id{hint}, a project alias, a local model directory or "
+        f"a cached Hugging Face repo; registered: {', '.join(known) or 'none'}; aliases: "
+        f"{', '.join(named) or f'none (map a name in [{aliases.TABLE}] of pyproject.toml)'}{failed}"
     )
 
 

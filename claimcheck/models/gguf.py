@@ -17,11 +17,13 @@ Two facts about llama.cpp's GGUF files decide the config:
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from claimcheck.models.gguf_recipe import LAYER_NAMES
+from claimcheck.models.gguf_recipe import mlx_lm_name as gguf_tensor_name
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -30,24 +32,8 @@ if TYPE_CHECKING:
 #: Bumped when the converted directory's content changes, so old conversions are not reused.
 CONVERTER_VERSION = 1
 
-_LAYER_NAMES = {
-    "attn_q": "self_attn.q_proj",
-    "attn_k": "self_attn.k_proj",
-    "attn_v": "self_attn.v_proj",
-    "attn_output": "self_attn.o_proj",
-    "ffn_gate": "mlp.gate_proj",
-    "ffn_up": "mlp.up_proj",
-    "ffn_down": "mlp.down_proj",
-    "attn_norm": "input_layernorm",
-    "ffn_norm": "post_attention_layernorm",
-}
-_GLOBAL_NAMES = {
-    "token_embd": "model.embed_tokens",
-    "output_norm": "model.norm",
-    "output": "lm_head",
-}
-_BLOCK = re.compile(r"^blk\.(\d+)\.([a-z_]+)\.(weight|scales|biases|bias)$")
-_GLOBAL = re.compile(r"^([a-z_]+)\.(weight|scales|biases|bias)$")
+#: llama's layer tensors: the shared table, with the one norm before the MLP.
+LLAMA_LAYER_NAMES = {**LAYER_NAMES, "ffn_norm": "post_attention_layernorm"}
 
 GGUF_TOKEN_CONTROL = 3
 GGUF_TOKEN_USER_DEFINED = 4
@@ -55,13 +41,7 @@ GGUF_TOKEN_USER_DEFINED = 4
 
 def mlx_lm_name(gguf_name: str) -> str:
     """``blk.3.attn_q.scales`` -> ``model.layers.3.self_attn.q_proj.scales``; raises KeyError if unknown."""
-    if match := _BLOCK.match(gguf_name):
-        layer, module, part = match.groups()
-        return f"model.layers.{layer}.{_LAYER_NAMES[module]}.{part}"
-    if match := _GLOBAL.match(gguf_name):
-        module, part = match.groups()
-        return f"{_GLOBAL_NAMES[module]}.{part}"
-    raise KeyError(gguf_name)
+    return gguf_tensor_name(gguf_name, LLAMA_LAYER_NAMES)
 
 
 def _scalar(value: Any) -> Any:

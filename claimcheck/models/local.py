@@ -1,12 +1,14 @@
 """Models that are already on disk: an mlx-lm model directory, or a repo in the local Hugging Face cache.
 
-Nothing here touches the network: Hugging Face ids are looked up with ``local_files_only`` and
-``HF_HUB_OFFLINE=1``, so a repo that was never downloaded is simply "not installed".
+Nothing here touches the network: Hugging Face ids are looked up in the cache folder with
+``huggingface_hub.try_to_load_from_cache`` (and loaded with ``HF_HUB_OFFLINE=1``), so a repo that was
+never downloaded is simply "not installed".
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -94,7 +96,13 @@ def _reads_text(directory: Path) -> bool:
     return any((directory / name).exists() for name in _TOKENIZER_FILES)
 
 
-def _spec(model_id: str, directory: Path, source: str) -> ModelSpec:
+def spec_for(model_id: str, directory: Path, source: str, *, key: str = "<alias>") -> ModelSpec:
+    """Spec for an mlx-lm directory loaded under ``model_id`` (a path, a repo id, or an alias's name).
+
+    Args:
+        source: one line on where the directory came from, for listings and records.
+        key: what matched, as a registration key would (``<directory>``, ``<huggingface-cache>``, ``<alias>``).
+    """
     config = _check_directory(directory, model_id)
     variant = stored_variant(config, directory)
 
@@ -103,7 +111,7 @@ def _spec(model_id: str, directory: Path, source: str) -> ModelSpec:
 
     return ModelSpec(
         model_id=model_id,
-        key="<directory>" if source.startswith("directory") else "<huggingface-cache>",
+        key=key,
         reads_text=_reads_text(directory),
         variants=(),  # as stored; asking for another variant is NotApplicable in the loader
         default_variant=variant,
@@ -115,10 +123,10 @@ def _spec(model_id: str, directory: Path, source: str) -> ModelSpec:
 def directory_spec(model_id: str) -> ModelSpec:
     """Spec for a local mlx-lm model directory named by path."""
     directory = Path(model_id).expanduser().resolve()
-    return _spec(model_id, directory, f"directory {directory}")
+    return spec_for(model_id, directory, f"directory {directory}", key="<directory>")
 
 
-def _hub_cache() -> str | None:
+def hub_cache() -> str | None:
     """The Hugging Face cache folder as the environment says now (the library reads it only at import)."""
     if folder := os.environ.get("HF_HUB_CACHE"):
         return folder
@@ -127,24 +135,33 @@ def _hub_cache() -> str | None:
     return None  # the library's default
 
 
-def hf_cache_path(repo_id: str) -> Path | None:
-    """The local snapshot of ``repo_id`` if it is fully in the Hugging Face cache, else None (never downloads)."""
+def huggingface_hub_installed() -> bool:
+    return importlib.util.find_spec("huggingface_hub") is not None
+
+
+def hf_cache_path(repo_id: str, revision: str | None = None) -> Path | None:
+    """The local snapshot of ``repo_id`` if its ``config.json`` is in the Hugging Face cache, else None.
+
+    Read with ``huggingface_hub.try_to_load_from_cache``, which only looks at the cache folder: nothing is
+    ever downloaded, and without huggingface_hub no repo counts as cached.
+    """
     try:
-        from huggingface_hub import snapshot_download
+        from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return None
     with _offline():
         try:
-            return Path(snapshot_download(repo_id, local_files_only=True, cache_dir=_hub_cache()))
-        except Exception:  # LocalEntryNotFoundError, validation errors, offline mode errors
+            found = try_to_load_from_cache(repo_id, "config.json", cache_dir=hub_cache(), revision=revision)
+        except Exception:  # an invalid repo id, an unreadable cache folder
             return None
+    return Path(found).parent if isinstance(found, str) else None
 
 
 def hf_cache_spec(repo_id: str) -> ModelSpec:
     directory = hf_cache_path(repo_id)
     if directory is None:
         raise NotApplicable(f"model {repo_id} not installed: not in the local Hugging Face cache (nothing is downloaded)")
-    return _spec(repo_id, directory, f"huggingface cache {directory}")
+    return spec_for(repo_id, directory, f"huggingface cache {directory}", key="<huggingface-cache>")
 
 
 def load_directory(directory: Path, *, model_id: str | None = None, variant: str | None = None) -> LoadedModel:

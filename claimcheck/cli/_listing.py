@@ -1,0 +1,188 @@
+"""Subcommands that list what a project can use: its probes (``probes``) and its claims' models (``models``)."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import inspect
+import sys
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ._base import OK, UsageError, _fail
+from ._claims import _load_probes
+
+if TYPE_CHECKING:
+    from claimcheck.claim import Claim
+    from claimcheck.probe import RegisteredProbe
+
+
+def _type_text(annotation: Any) -> str:
+    """An annotation as a reader writes it: ``int``, ``list[float]``, ``str | None``."""
+    if annotation is inspect.Parameter.empty:
+        return "any"
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def probe_parameters(registered: RegisteredProbe) -> list[str]:
+    """``name: type = default`` for each parameter a claim may set (``ctx`` left out), in signature order."""
+    function = registered.function
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception:  # an annotation that does not evaluate: show it as written
+        hints = {}
+    lines = []
+    for index, parameter in enumerate(inspect.signature(function).parameters.values()):
+        if index == 0 or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue  # the ProbeContext, and catch-alls a claim cannot name
+        annotation = hints.get(parameter.name, parameter.annotation)
+        default = "required" if parameter.default is parameter.empty else f"= {parameter.default!r}"
+        lines.append(f"{parameter.name}: {_type_text(annotation)} {default}")
+    return lines
+
+
+def _location(registered: RegisteredProbe, root: Path) -> str:
+    if not registered.file:
+        return registered.module
+    file = Path(registered.file)
+    return str(file.relative_to(root)) if file.is_relative_to(root) else str(file)
+
+
+def probe_listing(registered: RegisteredProbe, root: Path) -> list[str]:
+    """One probe as ``pytest --fixtures`` shows a fixture: name and place, then its description, params and outputs."""
+    flags = [flag for flag, on in (("deterministic", registered.deterministic), ("reads text", registered.reads_text))
+             if on]
+    lines = [f"{registered.name} -- {_location(registered, root)}" + (f" ({', '.join(flags)})" if flags else "")]
+    lines.append(f"    {registered.description or '(no description: the probe function has no docstring)'}")
+    parameters = probe_parameters(registered)
+    lines.append("    params:" + ("" if parameters else " none"))
+    lines += [f"        {line}" for line in parameters]
+    lines.append("    outputs:" + ("" if registered.outputs else " none declared"))
+    for name, output in registered.outputs.items():
+        better = {True: ", higher is better", False: ", lower is better", None: ""}[output.higher_is_better]
+        unit = f"[{output.unit or 'no unit'}{better}]"
+        lines.append(f"        {name} {unit}" + (f": {output.description}" if output.description else ""))
+    return lines
+
+
+def cmd_probes(args: argparse.Namespace) -> int:
+    from claimcheck.probe import registered_probes
+
+    _load_probes(args.root)
+    known = registered_probes()
+    names = args.names or sorted(known)
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            raise UsageError(f"probes: unknown probe `{name}`{hint}; known probes: {', '.join(sorted(known)) or 'none'}"
+                             + ("" if known else f" ({_no_probes_hint(args.root)})"))
+    root = Path(args.root).resolve()
+    for index, name in enumerate(names):
+        if index:
+            print()
+        print("\n".join(probe_listing(known[name], root)))
+    return OK
+
+
+def _no_probes_hint(root: str) -> str:
+    return (f"nothing registers probes under {Path(root).resolve()}: run from the project root or pass "
+            "--root PROJECT (the folder holding probes/ or the pyproject.toml that names them)")
+
+
+@dataclass(frozen=True)
+class ModelUse:
+    """One model name the claims use, and the claims that use it."""
+
+    name: str
+    claims: tuple[str, ...]
+
+
+def _names_in(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, str)]
+    return []
+
+
+def model_names(claim: Claim) -> list[str]:
+    """Every model name a claim may run on: its params, grid, profiles and positive control."""
+    found = _names_in(claim.probe.params.get("model")) + _names_in(claim.probe.grid.get("model"))
+    for profile in claim.profiles.values():
+        found += _names_in(profile.params.get("model")) + _names_in(profile.grid.get("model"))
+    if claim.control is not None:
+        found += _names_in(claim.control.params.get("model"))
+    return list(dict.fromkeys(found))
+
+
+def model_uses(claims: Sequence[Claim]) -> list[ModelUse]:
+    uses: dict[str, list[str]] = {}
+    for claim in claims:
+        for name in model_names(claim):
+            uses.setdefault(name, []).append(claim.id)
+    return [ModelUse(name, tuple(ids)) for name, ids in sorted(uses.items())]
+
+
+def resolution(name: str, root: Path) -> tuple[bool, str]:
+    """``(resolves, what)``: how the model registry would load ``name`` here, or why it cannot."""
+    from claimcheck.errors import ClaimcheckError, NotApplicable
+    from claimcheck.models import aliases, registered_models, resolve
+
+    registered = registered_models()
+    try:
+        spec = resolve(name)
+    except NotApplicable as error:
+        reason = str(error).removeprefix(f"model {name} not installed: ")
+        if aliases.lookup(name) is not None or name in registered:
+            return False, reason
+        close = difflib.get_close_matches(name, sorted(registered) + sorted(aliases.active()), n=1)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        return False, (f"not a registered id, an alias, a directory or a cached Hugging Face repo; {hint}map it in "
+                       f"[{aliases.TABLE}] of {root / 'pyproject.toml'}")
+    except ClaimcheckError as error:  # an alias that reuses a registered id
+        return False, str(error)
+    if spec.key in registered:
+        kind = "registered prefix" if spec.key.endswith(":") else "registered id"
+        return True, f"{kind}: {spec.source}"
+    return True, spec.source
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from claimcheck.claim import Claim
+    from claimcheck.errors import ClaimcheckError
+    from claimcheck.loader import iter_claim_files, read_claim_file
+    from claimcheck.models import aliases
+
+    root = Path(args.root).resolve()
+    paths = args.paths or [str(root / "claims")]
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        return _fail(f"models: no such file or folder: {', '.join(missing)}")
+    aliases.use_project(root)
+    claims: list[Claim] = []
+    for path in iter_claim_files(paths):
+        try:
+            claims += [item for item in read_claim_file(path) if isinstance(item, Claim)]
+        except ClaimcheckError as error:
+            print(f"models: skipped {error} (see `claimcheck validate`)", file=sys.stderr)
+    uses = model_uses(claims)
+    if not uses:
+        return _fail(f"models: no claim under {', '.join(paths)} names a model")
+    width = max(len(use.name) for use in uses)
+    resolved = 0
+    for use in uses:
+        ok, what = resolution(use.name, root)
+        resolved += ok
+        shown = ", ".join(use.claims[:3]) + (f" and {len(use.claims) - 3} more" if len(use.claims) > 3 else "")
+        print(f"{use.name:<{width}}  {'->' if ok else 'unresolved:'} {what}")
+        print(f"{'':<{width}}  used by {len(use.claims)} claim(s): {shown}")
+    unused = sorted(set(aliases.active()) - {use.name for use in uses})
+    for name in unused:
+        print(f"alias `{name}` ({aliases.active()[name].declared_at}) is not used by any claim")
+    print(f"{len(uses)} model name(s): {resolved} resolve here, {len(uses) - resolved} do not")
+    return OK
