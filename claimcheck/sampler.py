@@ -3,6 +3,12 @@
 The sampler is the one place that calls a probe for samples: it knows the
 item's ``over:`` levels and the outputs its rule reads, and checks that every
 returned value is a finite number before anything is decided on it.
+
+A probe that interleaves arms may report where each sample ran in its round, as the
+output ``<output>.position`` (0 = first). For a ``paired: true`` check whose two outputs
+both carry positions, the groups the rule decides on have each call's position effect
+removed (:func:`claimcheck.harness.position.adjust_by_positions`: medians for a median,
+least squares for a mean); the recorded samples stay as measured.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any, NamedTuple
 
 from claimcheck.claim import Claim
 from claimcheck.errors import ProbeError
+from claimcheck.harness.position import POSITION, adjust_by_positions
 from claimcheck.probe import ProbeContext, RegisteredProbe
 
 Groups = list[tuple[str, list[float]]]
@@ -63,6 +70,10 @@ class Sampler:
             self.outputs = [name for name in (check.output, check.reference) if name]
         self.data: dict[str, dict[str, list[float]]] = {label: {} for label, _ in self.levels}
         self.order: list[LevelCall] = []  # the calls in the order they ran (swept levels only)
+        # the paired outputs with each call's position effect removed, once a probe reports positions
+        self.adjusted: dict[str, list[float]] = {}
+        named = check.params.get("statistic", "auto")
+        self.robust = named == "median" or (named == "auto" and claim.budget.exclusive)
 
     def draw(self, n: int, look: int) -> None:
         """``n`` more samples of every level, the levels interleaved in a balanced order.
@@ -101,9 +112,38 @@ class Sampler:
                 if name in self.outputs:
                     counts.add(len(numbers))
             exact = exact and counts == {n}
+            if not self.claim.check.over:
+                self._adjust_positions(result)
             if len(self.levels) > 1:
                 self.order.append(LevelCall(look, round_index, position, label, max(counts, default=0)))
         return exact
+
+    def _adjust_positions(self, result: Mapping[str, Any]) -> None:
+        """Keep this call's paired outputs with their position effect removed, when the probe reported positions."""
+        names = self.outputs
+        if not self.claim.check.params.get("paired") or len(names) != 2:
+            return
+        if not all(f"{name}{POSITION}" in result for name in names):
+            if self.adjusted:
+                raise ProbeError(f"probe stopped reporting `{names[0]}{POSITION}` / `{names[1]}{POSITION}` after a call that did")
+            return
+        values = {name: check_numbers(name, result[name]) for name in names}
+        positions = {name: check_numbers(f"{name}{POSITION}", result[f"{name}{POSITION}"]) for name in names}
+        for name in names:
+            if len(positions[name]) != len(values[name]):
+                raise ProbeError(f"output `{name}{POSITION}` has {len(positions[name])} values for "
+                                 f"{len(values[name])} samples of `{name}`")
+        if not self.adjusted and self.data[""].get(names[0]) and len(self.data[""][names[0]]) > len(values[names[0]]):
+            raise ProbeError(f"probe began reporting `{names[0]}{POSITION}` after a call that did not")
+        try:
+            fit = adjust_by_positions(values, positions, robust=self.robust)
+        except ValueError as error:
+            raise ProbeError(f"outputs `{names[0]}{POSITION}` / `{names[1]}{POSITION}`: {error}") from None
+        for name in names:
+            self.adjusted.setdefault(name, []).extend(fit.samples[name])
+        effects = self.ctx.artifacts.setdefault("position_effects", [])
+        if isinstance(effects, list):
+            effects.append({"look": self.ctx.look, "rounds": len(values[names[0]]), "effects": fit.effects})
 
     def count(self) -> int:
         return min((len(self.data[label].get(name, [])) for label, _ in self.levels for name in self.outputs), default=0)
@@ -113,7 +153,7 @@ class Sampler:
             name = self.outputs[0]
             return [(label, self.data[label].get(name, [])) for label, _ in self.levels]
         only = self.data[""]
-        return [(name, only.get(name, [])) for name in self.outputs]
+        return [(name, self.adjusted.get(name) or only.get(name, [])) for name in self.outputs]
 
     def samples(self) -> dict[str, list[float]]:
         if not self.claim.check.over:

@@ -20,12 +20,14 @@ scipy.stats result:
 
 from ._bound import decide_bound
 from ._decision import ConfidenceInterval, Decision, check_alpha
+from ._dispersion import decide_dispersion, spread
 from ._equivalent import decide_equivalent
 from ._exact import decide_exact
 from ._family import FamilyAdjustment, adjust_family, adjust_pvalues, family_adjustment
 from ._family import FamilyMember, FamilyVerdict, family_alpha, two_sided_family
 from ._noise import noise_gate, quantity_gate
 from ._power import mde, required_n, zero_rate_n
+from ._proportions import Counts, decide_two_proportions
 from ._rates import count_events, decide_rate_at_most, decide_zero_rate
 from ._ratio import decide_ratio
 from ._sequential import Boundary, Gate, SequentialPlan, run_sequential, sequential_pvalue
@@ -34,6 +36,7 @@ from ._steps import decide_monotone, decide_ordering
 __all__ = [
     "Boundary",
     "ConfidenceInterval",
+    "Counts",
     "Decision",
     "FamilyAdjustment",
     "Gate",
@@ -45,12 +48,14 @@ __all__ = [
     "check_alpha",
     "count_events",
     "decide_bound",
+    "decide_dispersion",
     "decide_equivalent",
     "decide_exact",
     "decide_monotone",
     "decide_ordering",
     "decide_rate_at_most",
     "decide_ratio",
+    "decide_two_proportions",
     "decide_zero_rate",
     "family_adjustment",
     "family_alpha",
@@ -60,6 +65,7 @@ __all__ = [
     "required_n",
     "run_sequential",
     "sequential_pvalue",
+    "spread",
     "two_sided_family",
     "zero_rate_n",
 ]

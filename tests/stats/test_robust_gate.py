@@ -81,8 +81,26 @@ def test_the_gate_measures_the_paired_contrast_not_each_arm():
 
 def test_a_gated_look_keeps_sampling_and_the_problem_is_kept():
     rng = np.random.default_rng(5)
-    x = 100 + 2 * rng.standard_normal(30)
-    x[2] = 200.0  # a spike in the first look
+    a, b = 100 + 2 * rng.standard_normal(30), 100 + 2 * rng.standard_normal(30)
+    a[2] = 200.0  # a spike in the first look, in one arm
+    params = {"threshold": 0.8, "bound": "at_least", "paired": True}
+    check = rules.for_timing(make_check("ratio", params, labels=("a", "b")), timing=True)
+    taken = []
+
+    def draw(k):
+        start = sum(taken)
+        taken.append(k)
+        return [("a", a[start:start + k]), ("b", b[start:start + k])]
+
+    decision = sequential(check, draw, PLAN, gate=timing_gate(check))
+    seq = decision.details["sequential"]
+    assert seq["gate_per_look"][0] is not None and seq["look"] == 3  # decisive at 8, but flagged
+    assert decision.verdict is Verdict.HOLDS and decision.details["noise_gate"].startswith("per-round log-ratio: spiky")
+
+
+def test_a_one_sample_timing_check_decides_once_on_its_window():
+    """Drift moves a timing output itself: the window, not an early look, is what its figure means."""
+    x = 100 + 2 * np.random.default_rng(5).standard_normal(30)
     check = rules.for_timing(make_check("at_least", {"threshold": 90.0}, labels=("x",)), timing=True)
     taken = []
 
@@ -93,8 +111,13 @@ def test_a_gated_look_keeps_sampling_and_the_problem_is_kept():
 
     decision = sequential(check, draw, PLAN, gate=timing_gate(check))
     seq = decision.details["sequential"]
-    assert seq["gate_per_look"][0] is not None and seq["look"] == 3  # decisive at 8, but flagged
-    assert decision.verdict is Verdict.HOLDS and decision.details["noise_gate"].startswith("x: spiky")
+    assert taken == [8, 11, 11] and decision.n == 30  # decisive at 8, but the window is 30
+    assert seq["boundary"] == "window" and seq["alpha_per_look"] == [PLAN.alpha]
+    assert decision.verdict is Verdict.HOLDS and decision.confidence_level == pytest.approx(0.9)
+    # the same check as a shared (non-timing) item stops at the first decisive look
+    taken.clear()
+    shared = rules.for_timing(make_check("at_least", {"threshold": 90.0}, labels=("x",)), timing=False)
+    assert sequential(shared, draw, PLAN).n == 8
 
 
 def test_ordering_refutes_on_the_extreme_pair():

@@ -16,7 +16,7 @@ from claimcheck.stats._sequential import sequential_pvalue, spent
 from claimcheck.verdict import Verdict
 
 
-@pytest.mark.parametrize("spending", ["pocock", "obf"])
+@pytest.mark.parametrize("spending", ["linear", "pocock", "obf"])
 def test_plan_spends_exactly_alpha(spending):
     plan = SequentialPlan(0.05, 10, 200, 4, spending)
     assert plan.sizes == (10, 74, 137, 200)
@@ -32,6 +32,8 @@ def test_spending_functions_match_their_definitions():
     assert spent(0.5, 0.05, "obf") == pytest.approx(2 - 2 * stats.norm.cdf(stats.norm.ppf(0.975) / math.sqrt(0.5)))
     assert spent(0.5, 0.05, "pocock") == pytest.approx(0.05 * math.log(1 + (math.e - 1) * 0.5))
     assert spent(1.0, 0.05, "obf") == pytest.approx(0.05)
+    assert spent(0.5, 0.05, "linear") == pytest.approx(0.025) and spent(1.0, 0.05, "linear") == 0.05
+    assert SequentialPlan().spending == "linear"  # the default
 
 
 def test_plan_edge_shapes_and_validation():
@@ -42,8 +44,8 @@ def test_plan_edge_shapes_and_validation():
         SequentialPlan(min_samples=20, max_samples=10)
     with pytest.raises(ValueError, match="`looks` must be a positive integer; got 0"):
         SequentialPlan(looks=0)
-    with pytest.raises(ValueError, match="`spending` must be 'pocock' or 'obf'"):
-        SequentialPlan(spending="linear")
+    with pytest.raises(ValueError, match="`spending` must be one of 'linear', 'pocock', 'obf'"):
+        SequentialPlan(spending="quadratic")
 
 
 def stream(*means, sd=1.0, seed=0):
@@ -74,7 +76,7 @@ def test_undecided_claim_uses_every_look_and_draws_increments():
     assert seq["boundary"] == "t" and seq["stopped"] == "max_samples"
     assert seq["alpha_per_look"] == list(plan.levels("t"))
     assert all(exact > union for exact, union in zip(plan.levels("t")[1:], plan.alphas[1:]))
-    assert d.pvalue == pytest.approx(repeated_pvalue("t", plan.sizes, "pocock", 0.05, seq["pvalue_per_look"]))
+    assert d.pvalue == pytest.approx(repeated_pvalue("t", plan.sizes, "linear", 0.05, seq["pvalue_per_look"]))
     # the stopping look's interval is a repeated CI at the simultaneous level, not its nominal one
     assert seq["nominal_level"] == pytest.approx(1 - 2 * plan.levels("t")[-1])
     assert d.confidence_level == pytest.approx(0.90) and "repeated 90% CI" in d.reason
@@ -93,13 +95,13 @@ def test_exact_boundaries_spend_alpha_exactly():
     """Looks at 8, 19, 30: the nominal levels of the normal recursion, checked against scipy's MVN CDF."""
     plan = SequentialPlan(0.05, 8, 30, 3)
     levels = plan.levels("normal")
-    assert levels == pytest.approx((0.01886, 0.02373, 0.02467), abs=5e-5)
+    assert levels == pytest.approx((0.01333, 0.02279, 0.03085), abs=5e-5)
     info = np.array(plan.sizes) / 30
     corr = np.sqrt(np.minimum.outer(info, info) / np.maximum.outer(info, info))
     for k in range(1, 4):
         crossed = 1 - stats.multivariate_normal(np.zeros(k), corr[:k, :k], seed=1, abseps=1e-7).cdf(
             stats.norm.isf(np.array(levels[:k])))
-        assert crossed == pytest.approx(spent(plan.sizes[k - 1] / 30, 0.05, "pocock") if k < 3 else 0.05, abs=2e-5)
+        assert crossed == pytest.approx(spent(plan.sizes[k - 1] / 30, 0.05, "linear") if k < 3 else 0.05, abs=2e-5)
     # sign test: a binomial walk crosses the critical counts with probability close to, and at most, alpha
     sign = plan.levels("sign")
     critical = [next(c for c in range(n + 2) if c > n or stats.binom.sf(c - 1, n, 0.5) <= a * (1 + 1e-9))
@@ -107,7 +109,16 @@ def test_exact_boundaries_spend_alpha_exactly():
     assert all(stats.binom.sf(c - 1, n, 0.5) == pytest.approx(a) for c, n, a in zip(critical, plan.sizes, sign) if a)
     walks = np.random.default_rng(2).integers(0, 2, (200_000, 30)).cumsum(axis=1)
     crossed = np.any([walks[:, n - 1] >= c for n, c in zip(plan.sizes, critical)], axis=0).mean()
-    assert 0.035 < crossed <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 200_000)
+    # discreteness: at n = 19 the tail jumps from 0.0318 (14 of 19) to 0.0096 (15 of 19), and the linear
+    # plan's budget there (0.0317 less the 0.0039 spent at n = 8) misses the first, so it spends ~0.028
+    assert 0.025 < crossed <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 200_000)
+    wider = SequentialPlan(0.05, 8, 40, 3)  # looks 8/24/40, the budget of the paired timing claims
+    sign40 = wider.levels("sign")
+    walks40 = np.random.default_rng(3).integers(0, 2, (200_000, 40)).cumsum(axis=1)
+    critical40 = [next(c for c in range(n + 2) if c > n or stats.binom.sf(c - 1, n, 0.5) <= a * (1 + 1e-9))
+                  for a, n in zip(sign40, wider.sizes)]
+    crossed40 = np.any([walks40[:, n - 1] >= c for n, c in zip(wider.sizes, critical40)], axis=0).mean()
+    assert 0.04 < crossed40 <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 200_000)
 
 
 def test_sequential_pvalue_is_refuted_exactly_when_a_look_refutes():
@@ -172,3 +183,29 @@ def test_t_boundary_spends_alpha_on_fresh_paths():
     se = math.sqrt(0.05 * 0.95 / len(x))
     assert abs(crossed["t"] - 0.05) < 3 * se  # measured 0.0501; the normal levels 0.0518, the union bound 0.0395
     assert crossed["union"] < 0.045  # the union bound leaves alpha unspent
+
+
+def test_a_window_draws_every_look_and_decides_once_at_the_full_alpha():
+    from claimcheck.rules import make_check
+    from claimcheck.rules import sequential as rule_sequential
+    from claimcheck.stats._sequential import run_window
+
+    check = make_check("at_least", {"threshold": 10.0, "statistic": "median"}, labels=("g0",))
+    from claimcheck.rules import get as rules_get
+
+    rule = rules_get("at_least")
+    plan = SequentialPlan(0.05, 8, 30, 3)
+    draw, calls = stream(20.0)
+    d = run_window(draw, lambda groups, a: rule.decide(rule.groups(groups, check), a, check), plan)
+    assert calls == [8, 11, 11] and d.n == 30 and d.alpha == 0.05
+    assert d.details["sequential"]["boundary"] == "window" and d.confidence_level == pytest.approx(0.9)
+    assert "repeated" not in d.reason
+    # a draw that comes back empty (the time budget) ends the window with what was drawn
+    served = []
+
+    def budget(k):
+        served.append(k)
+        return [("g0", np.full(k, 20.0) + np.arange(k))] if len(served) < 2 else []
+
+    short = rule_sequential(check, budget, plan, gate=lambda groups, decision: None)
+    assert short.n == 8 and short.details["sequential"]["stopped"] == "no more samples"
