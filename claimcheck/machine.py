@@ -34,6 +34,44 @@ def _version(distribution: str) -> str:
 BACKENDS = ("metal", "cuda", "cpu")
 #: Environment variable that names the backend outright (e.g. when the guess below is wrong).
 BACKEND_ENV = "CLAIMCHECK_BACKEND"
+#: Environment variable that sets MLX's default device for a run, ``cpu`` or ``gpu`` (CI sets ``cpu`` on a
+#: machine whose GPU results disagree with the CPU's). It is part of the fingerprint.
+DEVICE_ENV = "CLAIMCHECK_DEVICE"
+DEVICES = ("cpu", "gpu")
+#: What a virtual machine's GPU calls itself (GitHub's hosted macOS runners report "Apple Paravirtual device").
+PARAVIRTUAL = "paravirtual"
+
+
+def requested_device() -> str | None:
+    """The device :data:`DEVICE_ENV` asks for, or ``None`` when it is unset.
+
+    Raises:
+        ValueError: it names something other than one of :data:`DEVICES`.
+    """
+    value = os.environ.get(DEVICE_ENV, "").strip().lower()
+    if not value:
+        return None
+    if value not in DEVICES:
+        raise ValueError(f"{DEVICE_ENV}={value!r} is not a device; expected one of {', '.join(DEVICES)}")
+    return value
+
+
+def apply_device() -> str | None:
+    """Make :data:`DEVICE_ENV`'s device MLX's default; returns it (``None``: unset, MLX not imported).
+
+    Call it before anything creates MLX streams (mlx-lm makes its generation stream on import), i.e.
+    when a run starts; the fingerprint calls it too, so what it records is what the run used.
+    """
+    wanted = requested_device()
+    if wanted is None:
+        return None
+    import mlx.core as mx
+
+    try:
+        mx.set_default_device(mx.cpu if wanted == "cpu" else mx.gpu)
+    except ValueError as error:  # a GPU asked for where MLX has none
+        raise ValueError(f"{DEVICE_ENV}={wanted}: {' '.join(str(error).split())}") from None
+    return wanted
 
 
 def detect_backend() -> str:
@@ -42,7 +80,7 @@ def detect_backend() -> str:
     Collecting claims must never import MLX (it is slow, and must not happen before the BLAS is
     chosen), so this reads what is installed instead: Apple silicon means Metal; an installed
     distribution of MLX's CUDA build (``mlx-cuda-13``, ``mlx-cuda-12``, ``mlx_cuda``, ...) means CUDA;
-    anything else the CPU. :data:`BACKEND_ENV` overrides the guess. The distributions are scanned on
+    anything else the CPU. :data:`BACKEND_ENV` overrides the guess, and :data:`DEVICE_ENV` ``=cpu`` means the CPU. The distributions are scanned on
     every call, so call it once rather than per claim.
 
     Raises:
@@ -53,6 +91,8 @@ def detect_backend() -> str:
         if override not in BACKENDS:
             raise ValueError(f"{BACKEND_ENV}={override!r} is not a backend; expected one of {', '.join(BACKENDS)}")
         return override
+    if requested_device() == "cpu":
+        return "cpu"
     if sys.platform == "darwin" and platform.machine() == "arm64":
         return "metal"
     if _cuda_build_installed():
@@ -146,6 +186,7 @@ def _compute_fingerprint() -> dict[str, Any]:
     blas = ensure_fast_blas()
     import mlx.core as mx
 
+    override = apply_device()
     device = mx.default_device()
     if device.type == mx.DeviceType.cpu:
         backend = "cpu"
@@ -160,6 +201,7 @@ def _compute_fingerprint() -> dict[str, Any]:
     cpu = cpu_model()
     device_name = str(device_info.get("device_name") or "") if backend != "cpu" else cpu
     device_memory = device_info.get("memory_size") or device_info.get("total_memory")
+    gpu_name = _gpu_name(mx) if backend == "cpu" else device_name
     return {
         "backend": backend,
         "device": device_name or cpu,
@@ -170,6 +212,9 @@ def _compute_fingerprint() -> dict[str, Any]:
         "cores_available": _cores_available(),
         "memory_gib": memory_gib(),
         "device_memory_gib": round(int(device_memory) / 2**30, 1) if device_memory else None,
+        "device_override": override,
+        "gpu": gpu_name or None,
+        "virtual": is_virtual(gpu_name or device_name),
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "mlx": _version("mlx"),
@@ -179,6 +224,26 @@ def _compute_fingerprint() -> dict[str, Any]:
         "blas_kind": blas.kind,
         "blas_threads": blas.threads,
     }
+
+
+def _gpu_name(mx: Any) -> str:
+    """The GPU's name while MLX runs on the CPU device (empty without a Metal GPU)."""
+    try:
+        return str(mx.device_info(mx.gpu).get("device_name") or "") if mx.metal.is_available() else ""
+    except Exception:  # noqa: BLE001 - older MLX, or no such device
+        return ""
+
+
+def is_virtual(device_name: str) -> bool:
+    """Whether this is a virtual machine: a paravirtual GPU, or macOS's hypervisor flag.
+
+    GitHub's hosted Apple silicon runners are virtual machines whose GPU is "Apple Paravirtual
+    device": their timings and even their kernels' results are not a real Mac's, so their class
+    must never be confused with one.
+    """
+    if PARAVIRTUAL in device_name.lower():
+        return True
+    return sys.platform == "darwin" and _sysctl("kern.hv_vmm_present") == "1"
 
 
 def fingerprint() -> dict[str, Any]:
@@ -218,8 +283,13 @@ def machine_class(fp: dict[str, Any] | None = None) -> str:
     """``backend/chip family/memory band``, e.g. ``"cpu/AMD EPYC 9xxx/16-32GiB"``.
 
     Discrete GPUs (CUDA) are banded by device memory, CPU and Apple unified memory by system memory.
+    A virtual machine says so in the chip part (``"metal/Apple Paravirtual device/<8GiB"``,
+    ``"cpu/Apple M1 (virtual)/<8GiB"``), so its expectations never mix with a real machine's.
     """
     fp = fingerprint() if fp is None else fp
     backend = fp.get("backend", "cpu")
     memory = fp.get("device_memory_gib") if backend == "cuda" and fp.get("device_memory_gib") else fp.get("memory_gib", 0)
-    return f"{backend}/{device_class(str(fp.get('device', '')), backend)}/{memory_band(float(memory or 0))}"
+    chip = device_class(str(fp.get("device", "")), backend)
+    if fp.get("virtual") and "virtual" not in chip.lower():
+        chip += " (virtual)"
+    return f"{backend}/{chip}/{memory_band(float(memory or 0))}"

@@ -211,7 +211,7 @@ def test_docs_and_extract_get_the_remaining_arguments(monkeypatch, name, module)
 def test_console_entry_point_exit_codes(tmp_path) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     done = subprocess.run([sys.executable, "-m", "claimcheck.cli", "history", "x", "--store",
-                           str(tmp_path / "none.sqlite")], capture_output=True, text=True, env=env, timeout=60)
+                           str(tmp_path / "none.sqlite")], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 

