@@ -5,7 +5,8 @@
 2. ``family`` (per run): refutations and holds must each survive Holm (or
    Benjamini–Hochberg) over the suite's sampled, in-scope items; those that did
    not run count at p = 1 (:mod:`claimcheck.stats._family`).
-3. ``cascade`` (per run): an item whose premise (``depends_on``) did not hold is stale.
+3. ``cascade`` (per run): an item whose premise (``depends_on``) did not hold is stale, and so is
+   one whose premise the source itself retracted (``retracted:``), on every machine.
 
 Each step appends an :class:`~claimcheck.result.Adjustment` to the result and
 returns the new result; nothing else in the package changes a verdict.
@@ -128,16 +129,21 @@ def claim_verdicts(results: Sequence[ItemResult]) -> dict[str, Verdict]:
 
 
 def stale_chains(results: Sequence[ItemResult], premises: Mapping[str, Sequence[str]],
-                 elsewhere: Mapping[str, Verdict] | None = None) -> dict[str, list[str]]:
-    """Claims made stale by a failed premise, each with the chain down from the failing root.
+                 elsewhere: Mapping[str, Verdict] | None = None,
+                 retracted: Mapping[str, str] | None = None) -> dict[str, list[str]]:
+    """Claims made stale by a failed or retracted premise, each with the chain down from the root.
 
     Args:
         results: this run's results.
         premises: claim id -> the ids it depends on (the whole suite's graph).
         elsewhere: verdicts of premises not run now (latest on this machine class).
+        retracted: claim id -> why its source withdrew it. Such a premise fails whatever its
+            verdict here (run or not): the source's own correction outranks a re-measurement
+            of the premise, since the dependants were derived from the source's reasoning.
     """
     verdicts = dict(elsewhere or {})
     verdicts.update(claim_verdicts(results))
+    withdrawn = dict(retracted or {})
     chains: dict[str, list[str]] = {}
 
     def chain_for(claim_id: str, seen: tuple[str, ...] = ()) -> list[str] | None:
@@ -146,6 +152,8 @@ def stale_chains(results: Sequence[ItemResult], premises: Mapping[str, Sequence[
         for premise in premises.get(claim_id, ()):
             if premise in seen:
                 continue
+            if premise in withdrawn:
+                return [f"{premise} ({withdrawn[premise]})", claim_id]
             verdict = verdicts.get(premise)
             if verdict in FAILED_PREMISE:
                 deeper = chain_for(premise, seen + (claim_id,))
@@ -164,12 +172,17 @@ def stale_chains(results: Sequence[ItemResult], premises: Mapping[str, Sequence[
 
 
 def cascade(results: Sequence[ItemResult], chains: Mapping[str, Sequence[str]]) -> list[ItemResult]:
-    """Step 3: items that hold (or are undecided) on a failed premise become stale."""
+    """Step 3: items that hold (or are undecided, or inconsistent within the source) on a failed premise become stale.
+
+    A refutation stands whatever its premises; a figure that holds only for some of its source's
+    readings does not, once the premise it bills is gone (the readings stay in its raw reason).
+    """
     out = []
     for result in results:
         chain = chains.get(result.claim_id)
-        if chain and result.verdict in (Verdict.HOLDS, Verdict.INCONCLUSIVE):
-            reason = f"stale: premise did not hold: {' -> '.join(chain)} (own verdict {result.verdict.value})"
+        if chain and result.verdict in (Verdict.HOLDS, Verdict.INCONCLUSIVE, Verdict.INCONSISTENT):
+            how = "was retracted by its source" if "retracted by its source" in chain[0] else "did not hold"
+            reason = f"stale: premise {how}: {' -> '.join(chain)} (own verdict {result.verdict.value})"
             result = result.adjusted(Adjustment("cascade", result.verdict, Verdict.STALE, reason, chain=tuple(chain)))
         out.append(result)
     return out
@@ -189,7 +202,8 @@ class RunVerdicts:
 
 def adjudicate_run(results: Sequence[ItemResult], *, family: str, premises: Mapping[str, Sequence[str]],
                    premise_verdicts: Callable[[set[str]], Mapping[str, Verdict]] | None = None,
-                   collected: Mapping[str, float] | None = None, family_level: float | None = None) -> RunVerdicts:
+                   collected: Mapping[str, float] | None = None, family_level: float | None = None,
+                   retracted: Mapping[str, str] | None = None) -> RunVerdicts:
     """Steps 2 and 3 over a run's results (step 1 was applied as each item finished).
 
     Args:
@@ -198,10 +212,11 @@ def adjudicate_run(results: Sequence[ItemResult], *, family: str, premises: Mapp
         premises: claim id -> premise ids, for the whole suite.
         premise_verdicts: looks up verdicts of premises that did not run now.
         collected, family_level: the family's members and level (see :func:`correct_family`).
+        retracted: claim id -> why its source withdrew it (see :func:`stale_chains`).
     """
     corrected = correct_family(results, family, collected=collected, alpha=family_level)
     ran = {r.claim_id for r in corrected}
     wanted = {p for claim_id in ran for p in premises.get(claim_id, ())} - ran
     elsewhere = premise_verdicts(wanted) if wanted and premise_verdicts else {}
-    chains = stale_chains(corrected, premises, elsewhere)
+    chains = stale_chains(corrected, premises, elsewhere, retracted)
     return RunVerdicts(tuple(cascade(corrected, chains)), chains)

@@ -48,6 +48,26 @@ class ProbeSpec:
 
 
 @dataclass(frozen=True)
+class PointValues:
+    """A rule parameter whose value depends on one grid axis: grid value (as text) -> number.
+
+    Written ``threshold: {by: size_mib, values: {32: 0.5, 128: 0.7}}``; the loader checked that
+    every grid value of the axis has one.
+    """
+
+    axis: str
+    values: tuple[tuple[str, float], ...]
+
+    def at(self, value: object) -> float | None:
+        """The number for one grid value, or None when the mapping has none."""
+        return next((number for key, number in self.values if key == str(value)), None)
+
+    def to_record(self) -> dict[str, object]:
+        """The YAML form, ``{by: axis, values: {grid value: number}}``."""
+        return {"by": self.axis, "values": dict(self.values)}
+
+
+@dataclass(frozen=True)
 class Check:
     """The decision rule, the samples it reads and its parameters.
 
@@ -65,17 +85,37 @@ class Check:
     unit: str | None = None
     alpha: float = 0.05
     params: Mapping[str, ParamValue] = field(default_factory=dict)
+    by_point: Mapping[str, PointValues] = field(default_factory=dict)  # parameters set per grid point
 
     def number(self, name: str, default: float | None = None) -> float:
         """A numeric parameter; KeyError when it is absent and has no default."""
         value = self.params.get(name, default)
+        if name in self.by_point and name not in self.params:
+            raise KeyError(f"`{name}` is set per `{self.by_point[name].axis}`: it has a value only at a grid point")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise KeyError(f"check has no numeric `{name}`")
         return float(value)
 
-    def to_record(self) -> dict[str, ParamValue | list[str]]:
+    def at_point(self, params: Mapping[str, object]) -> "Check":
+        """The check at one grid point: each per-point parameter takes that point's value.
+
+        A point the mapping does not cover keeps the mapping (the rule then says which value is missing).
+        """
+        if not self.by_point:
+            return self
+        resolved = dict(self.params)
+        left = {}
+        for name, points in self.by_point.items():
+            value = points.at(params.get(points.axis))
+            if value is None:
+                left[name] = points
+            else:
+                resolved[name] = value
+        return dataclasses.replace(self, params=resolved, by_point=left)
+
+    def to_record(self) -> dict[str, ParamValue | list[str] | dict[str, object]]:
         """The check as written (flat, like the YAML), without unset selectors."""
-        record: dict[str, ParamValue | list[str]] = {"rule": self.rule, "alpha": self.alpha}
+        record: dict[str, ParamValue | list[str] | dict[str, object]] = {"rule": self.rule, "alpha": self.alpha}
         for name in ("output", "reference", "over", "unit"):
             value = getattr(self, name)
             if value is not None:
@@ -83,6 +123,7 @@ class Check:
         if self.outputs is not None:
             record["outputs"] = list(self.outputs)
         record.update(self.params)
+        record.update({name: points.to_record() for name, points in self.by_point.items()})
         return record
 
     @classmethod
@@ -98,11 +139,21 @@ class Check:
             outputs=tuple(map(str, outputs)) if isinstance(outputs, (list, tuple)) else None,
             over=_text(record.get("over")), unit=_text(record.get("unit")),
             alpha=float(alpha) if isinstance(alpha, (int, float)) else 0.05, params=params,
+            by_point={k: points for k, v in record.items() if k not in selectors and (points := _points(v)) is not None},
         )
 
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _points(value: object) -> PointValues | None:
+    """A per-point parameter read back from its record form, or None for anything else."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("by"), str) or not isinstance(value.get("values"), Mapping):
+        return None
+    pairs = tuple((str(k), float(v)) for k, v in value["values"].items()
+                  if isinstance(v, (int, float)) and not isinstance(v, bool))
+    return PointValues(value["by"], pairs)
 
 
 @dataclass(frozen=True)
@@ -141,6 +192,22 @@ CONTROL_SUFFIX = "--control"
 
 
 @dataclass(frozen=True)
+class Retraction:
+    """Where the source itself withdrew a claim (its own later correction), in the source's words.
+
+    A claim the source retracted is no premise to rest on anywhere: its dependants are stale
+    on every machine, even where this suite's own measurement of it holds.
+    """
+
+    section: str
+    figure: str
+
+    def text(self) -> str:
+        """``retracted by its source (§7: "premise gone")``, for stale reasons."""
+        return f"retracted by its source ({self.section}: \u201c{self.figure}\u201d)"
+
+
+@dataclass(frozen=True)
 class Claim:
     """One validated claim, with the place it was read from."""
 
@@ -157,6 +224,8 @@ class Claim:
     notes: str | None = None
     profiles: dict[str, Profile] = field(default_factory=dict)
     control: Control | None = None
+    no_control: str | None = None  # ``control: {none: true, why: ...}``: why no positive control exists
+    retracted: Retraction | None = None
     path: str = "<memory>"
     line: int = 0
     content_hash: str = ""
@@ -182,6 +251,8 @@ class Claim:
             "tags": list(self.tags), "depends_on": list(self.depends_on), "notes": self.notes,
             "path": self.path, "line": self.line, "content_hash": self.content_hash,
             **({"control": {"params": dict(self.control.params), "why": self.control.why}} if self.control else {}),
+            **({"no_control": self.no_control} if self.no_control else {}),
+            **({"retracted": dataclasses.asdict(self.retracted)} if self.retracted else {}),
         }
 
     @classmethod
@@ -192,6 +263,7 @@ class Claim:
         probe = record.get("probe") or {}
         budget = record.get("budget") or {}
         control = record.get("control")
+        retracted = record.get("retracted")
         known_scope = {f.name for f in dataclasses.fields(Scope)}
         known_budget = {f.name for f in dataclasses.fields(Budget)}
         return cls(
@@ -207,7 +279,16 @@ class Claim:
             content_hash=str(record.get("content_hash", "")),
             control=Control(dict(control.get("params") or {}), str(control.get("why", "")))
             if isinstance(control, Mapping) else None,
+            no_control=str(record["no_control"]) if record.get("no_control") else None,
+            retracted=Retraction(str(retracted.get("section", "")), str(retracted.get("figure", "")))
+            if isinstance(retracted, Mapping) else None,
         )
+
+    def at_point(self, params: Mapping[str, Any]) -> "Claim":
+        """This claim at one grid point: a check with per-point parameters takes the point's values."""
+        if not self.check.by_point:
+            return self
+        return dataclasses.replace(self, check=self.check.at_point(params))
 
     def for_control(self) -> "Claim":
         """The claim under its control's params, as its own claim ``<id>--control`` (same check and scope).

@@ -24,7 +24,10 @@ from claimcheck.verdict import Verdict
 LOCK_NAME = "verdicts.lock"
 LOCK_VERSION = 1
 DECIDED = (Verdict.HOLDS, Verdict.REFUTED)
-ACCEPTED = (*DECIDED, Verdict.INCONCLUSIVE)  # an item the machine cannot decide is expected to stay undecided
+# An item the machine cannot decide is expected to stay undecided; an arithmetic figure the source
+# contradicts (some readings hold, some do not) is expected to stay so on every machine.
+UNSETTLED = (Verdict.INCONCLUSIVE, Verdict.INCONSISTENT)
+ACCEPTED = (*DECIDED, *UNSETTLED)
 HEADER = ("# Expected verdicts per machine class, written by `claimcheck accept` from a run.\n"
           "# A run passes when every decided item matches; review changes here like a snapshot.\n")
 
@@ -60,8 +63,9 @@ class Agreement(Enum):
     EXPECTED_REFUTATION = "expected refutation"  # refuted, and accepted as refuted: shown like a strict xfail
     CHANGED = "changed"  # holds <-> refuted: fails the run
     UNREVIEWED = "no expectation"  # decided, never accepted: fails the run
-    UNDECIDED = "undecided"  # inconclusive against an expectation: a warning (a failure under --claims-strict)
-    NEWLY_DECIDED = "newly decided"  # decided where inconclusive was accepted: a warning; accept it once reviewed
+    UNDECIDED = "undecided"  # inconclusive or inconsistent against another expectation: a warning (a failure
+    # under --claims-strict)
+    NEWLY_DECIDED = "newly decided"  # decided where inconclusive/inconsistent was accepted: a warning; accept it
     NOT_COMPARED = "not compared"  # nothing to compare: not applicable, error, stale, or nothing expected
 
 
@@ -74,13 +78,13 @@ def compare(verdict: Verdict, expected: Verdict | None) -> Agreement:
             return Agreement.EXPECTED_REFUTATION if verdict is Verdict.REFUTED else Agreement.AS_EXPECTED
         if expected in DECIDED:
             return Agreement.CHANGED
-        if expected is Verdict.INCONCLUSIVE:
+        if expected in UNSETTLED:
             return Agreement.NEWLY_DECIDED
         return Agreement.UNREVIEWED
-    if verdict is Verdict.INCONCLUSIVE and expected in DECIDED:
-        return Agreement.UNDECIDED
-    if verdict is Verdict.INCONCLUSIVE and expected is Verdict.INCONCLUSIVE:
+    if verdict in UNSETTLED and expected is verdict:
         return Agreement.AS_EXPECTED
+    if verdict in UNSETTLED and expected in ACCEPTED:
+        return Agreement.UNDECIDED
     return Agreement.NOT_COMPARED
 
 
@@ -112,7 +116,8 @@ def accepted(current: Expectations, machine_class: str, run_id: str,
              verdicts: Iterable[tuple[str, Verdict]]) -> Expectations:
     """``current`` with one machine class's section replaced by a run's verdicts (others kept).
 
-    Holds, refuted and inconclusive are accepted; not-applicable, error and stale are not expectations.
+    Holds, refuted, inconclusive and inconsistent are accepted; not-applicable, error and stale are not
+    expectations.
     """
     items = {item_id: verdict for item_id, verdict in verdicts if verdict in ACCEPTED}
     classes = dict(current.classes)

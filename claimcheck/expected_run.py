@@ -28,6 +28,8 @@ OUTCOMES: dict[Agreement, tuple[tuple[str, str, Any], bool]] = {
     Agreement.NEWLY_DECIDED: (("passed", ".", ("NEWLY DECIDED", {"yellow": True})), False),
 }
 
+INCONSISTENT_CATEGORY: tuple[str, str, Any] = ("inconsistent", "~", ("INCONSISTENT", {"yellow": True}))
+
 
 @dataclass(frozen=True)
 class Judged:
@@ -58,8 +60,11 @@ def judge(result: ItemResult, expectations: Expectations, *, strict: bool) -> Ju
     category, failing = OUTCOMES[agreement]
     if agreement is Agreement.AS_EXPECTED and result.verdict is Verdict.INCONCLUSIVE:
         category, failing = OUTCOMES[Agreement.UNDECIDED]  # still undecided, as accepted: shown as inconclusive
-    if result.verdict is Verdict.INCONCLUSIVE and strict:
-        category, failing = ("failed", "F", ("INCONCLUSIVE", {"red": True})), True
+    if result.verdict is Verdict.INCONSISTENT:
+        category, failing = INCONSISTENT_CATEGORY, False  # the source contradicts itself: its own count
+    if result.verdict in (Verdict.INCONCLUSIVE, Verdict.INCONSISTENT) and strict:
+        word = "INCONCLUSIVE" if result.verdict is Verdict.INCONCLUSIVE else "INCONSISTENT"
+        category, failing = ("failed", "F", (word, {"red": True})), True
     return Judged(agreement, expected.value if expected else None, category, failing)
 
 
@@ -81,7 +86,7 @@ def summary_lines(judged: Mapping[str, Judged], lock: Path, unlocked: str | None
     lines = [f"expected verdicts ({lock}): " + ", ".join(parts)]
     for nodeid, item in sorted(judged.items()):
         if item.agreement is Agreement.NEWLY_DECIDED:
-            lines.append(f"{item.agreement.value}: {nodeid} (inconclusive when accepted; review it, then: claimcheck accept)")
+            lines.append(f"{item.agreement.value}: {nodeid} (unsettled when accepted; review it, then: claimcheck accept)")
         elif item.agreement in (Agreement.CHANGED, Agreement.UNREVIEWED):
             lines.append(f"{item.agreement.value}: {nodeid}" + (f" (expected {item.expected})" if item.expected else ""))
     return lines

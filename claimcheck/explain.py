@@ -33,7 +33,7 @@ def machine_line(result: ItemResult) -> str:
 
 
 def failure_text(result: ItemResult) -> str:
-    """The readable failure shown by pytest for a refuted, errored or strict-inconclusive item."""
+    """The readable failure shown by pytest for a refuted, errored or strict-inconclusive (or -inconsistent) item."""
     claim = result.claim
     source = claim.source
     lines = [

@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from claimcheck import rules
-from claimcheck.claim import Budget, Check, Claim, Control, Profile, ProbeSpec, Scope, Source
+from claimcheck.claim import Budget, Check, Claim, Control, PointValues, Profile, ProbeSpec, Retraction, Scope, Source
 from claimcheck.errors import ClaimError
+from claimcheck.per_point import point_problems, read_points, rule_check_problems
 from claimcheck.premises import dependency_problems, duplicate_problems
 from claimcheck.probe import RegisteredProbe, UnknownProbeError, get_probe
-from claimcheck.schema import SECTIONS, Field, rule_problems, valid_id
+from claimcheck.schema import SECTIONS, Field, valid_id
 from claimcheck.yamlsafe import LocatedDocument, load_documents
 
 CLAIM_SUFFIXES = (".yaml", ".yml")
@@ -116,6 +117,16 @@ class _Validator:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise wrong("a number")
             value = float(value)
+        elif kind == "point-number":
+            if isinstance(value, dict):
+                return read_points(value, path, self.error)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise self.error(path, f"expected a number, got {_type_name(value)} (or one per grid point: "
+                                       "{by: <grid axis>, values: {<grid value>: <number>, ...}})")
+            value = float(value)
+        elif kind == "scalar":
+            if isinstance(value, (dict, list)) or value == "":
+                raise wrong("one value (text, a number or a boolean)")
         elif kind == "str-list":
             if isinstance(value, str):
                 value = [value]
@@ -173,10 +184,8 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
     if draft:
         return _draft(data, doc, path)
     check = data["check"]
-    problems = rule_problems(check)
-    if problems:
-        name, message = problems[0]
-        raise validator.error(name, message)
+    rule_check_problems(check, validator.error)
+    point_problems(check, data, validator.error)
     budget = data.get("budget", {})
     if budget.get("min_samples", 1) > budget.get("max_samples", budget.get("min_samples", 1)):
         raise validator.error("budget.min_samples", "must not exceed `budget.max_samples`")
@@ -193,10 +202,19 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         values = params.get(over)
         if not isinstance(values, list) or len(values) < 2:
             raise validator.error("check.over", f"`check.over` names `{over}`, which must be a probe param with a list of >= 2 values")
+        level_problems = rules.get(check["rule"]).level_problems(check, values)
+        if level_problems:
+            raise validator.error(level_problems[0].field, level_problems[0].message)
     scope = data["scope"]
     control = data.get("control")
-    if control is not None and not control.get("params"):
-        raise validator.error("control.params", "a control must replace at least one probe param")
+    no_control = None
+    if control is not None and control.get("none"):
+        if control.get("params"):
+            raise validator.error("control.none", "a control either replaces probe params or says `none: true`, not both")
+        no_control, control = control["why"], None
+    elif control is not None and not control.get("params"):
+        raise validator.error("control.params", "a control must replace at least one probe param "
+                                                "(or say `none: true` with the reason in `why`)")
     return Claim(
         id=data["id"],
         title=data["title"],
@@ -211,6 +229,8 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         notes=data.get("notes"),
         profiles={name: Profile(**body) for name, body in data.get("profiles", {}).items()},
         control=Control(dict(control["params"]), control["why"]) if control is not None else None,
+        no_control=no_control,
+        retracted=Retraction(**data["retracted"]) if data.get("retracted") is not None else None,
         path=path,
         line=doc.start_line,
         content_hash=_content_hash(doc),
@@ -223,7 +243,9 @@ def _check(fields: dict[str, Any]) -> Check:
     rule = rules.get(fields["rule"])
     return Check(
         rule=rule.name, output=fields.get("output"), reference=fields.get("reference"), outputs=fields.get("outputs"),
-        over=fields.get("over"), unit=fields.get("unit"), alpha=fields.get("alpha", 0.05), params=rule.values(fields),
+        over=fields.get("over"), unit=fields.get("unit"), alpha=fields.get("alpha", 0.05),
+        params=rule.values({k: v for k, v in fields.items() if not isinstance(v, PointValues)}),
+        by_point={k: v for k, v in fields.items() if isinstance(v, PointValues)},
     )
 
 
@@ -337,8 +359,10 @@ def probe_problems(claim: Claim) -> tuple[RegisteredProbe | None, list[ClaimErro
         values.extend((f"{where}.params.{name}", name, value) for name, value in profile.params.items()
                       if not (name == claim.check.over and isinstance(value, list)))
         values.extend((f"{where}.grid.{name}", name, value) for name, axis in profile.grid.items() for value in axis)
-    if claim.control is not None:
-        values.extend((f"control.params.{name}", name, value) for name, value in claim.control.params.items())
+    if claim.control is not None:  # a control may list the `over` levels anew (e.g. in reverse)
+        for name, value in claim.control.params.items():
+            levels = value if name == claim.check.over and isinstance(value, list) else [value]
+            values.extend((f"control.params.{name}", name, level) for level in levels)
     reported: set[str] = set()
     for field_path, name, value in values:
         if field_path in reported:

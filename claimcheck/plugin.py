@@ -7,19 +7,19 @@ Heavy libraries are imported lazily: collecting claims never imports MLX.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
-import sys
 import time
 from pathlib import Path
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from claimcheck import locking
+from claimcheck import locking, progress_report
 from claimcheck.claim import Claim
-from claimcheck.errors import ClaimError
+from claimcheck.errors import ClaimcheckError, ClaimError
 from claimcheck.result import ItemResult
 from claimcheck.runner import RunOptions, run_claim_item
 from claimcheck.session import ClaimSession
@@ -28,6 +28,7 @@ from claimcheck.verdict import Verdict
 PROPERTY = "claimcheck"
 INCONCLUSIVE = "inconclusive"
 STALE = "stale"
+INCONSISTENT = "inconsistent"
 CONTROLS = "controls"
 NOT_SHOWN = "not shown able to fail"
 
@@ -35,13 +36,15 @@ options_key = pytest.StashKey[RunOptions]()
 outcome_key = pytest.StashKey[ItemResult]()
 session_key = pytest.StashKey["ClaimSession"]()
 started_key = pytest.StashKey[float]()
+probe_error_key = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("claimcheck", "claim verification")
     group.addoption("--claims-alpha", type=float, default=None, help="override every claim's alpha (error rate of each decision)")
     group.addoption("--claims-seed", type=int, default=0, help="run seed; each item derives a stable seed from it")
-    group.addoption("--claims-strict", action="store_true", help="treat inconclusive and stale verdicts as failures")
+    group.addoption("--claims-strict", action="store_true",
+                    help="treat inconclusive, inconsistent and stale verdicts as failures")
     group.addoption("--claims-lock", default=None, metavar="PATH",
                     help="expected verdicts per machine class (default: <rootdir>/claims/verdicts.lock, written by "
                          "`claimcheck accept`); with it a known refutation is an expected failure and a changed "
@@ -67,7 +70,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--claims-profile", default=None, metavar="NAME",
                     help="machine profile whose params/budgets scale the claims (default: this machine's backend)")
     group.addoption("--claims-cv-bound", type=float, default=0.10, help="timing claims with a coefficient of variation above this are inconclusive")
+    group.addoption("--claims-progress", type=float, default=10.0, metavar="SECONDS",
+                    help="in a log (not a TTY), print each running item's look, samples and elapsed time at least "
+                         "this often, under xdist too (0: never)")
+    # `claimcheck validate --root` has no pytest twin: claimed here so that `pytest --root X` is a clear error.
+    group.addoption("--root", default=None, help=argparse.SUPPRESS)
     parser.addini("claims_dirs", "folders (relative to rootdir) whose YAML files are claims", type="args", default=["claims"])
+    parser.addini("claims_probes", "the project's probe sources: folders or .py files relative to rootdir, or dotted "
+                  "module names (default: [tool.claimcheck] probes in pyproject.toml, else <rootdir>/probes)",
+                  type="args", default=[])
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -85,6 +96,12 @@ def pytest_configure(config: pytest.Config) -> None:
         ensure_fast_blas()
     except ImportError:  # pragma: no cover - optional on platforms without the harness
         pass
+    from claimcheck.machine import apply_device
+
+    try:
+        apply_device()  # CLAIMCHECK_DEVICE: MLX's default device, set before any probe makes a stream
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
     rootdir = Path(str(config.rootpath))
     config.stash[options_key] = RunOptions(
         alpha=config.getoption("--claims-alpha"),
@@ -92,10 +109,33 @@ def pytest_configure(config: pytest.Config) -> None:
         budget_scale=config.getoption("--claims-budget-scale"),
         fresh=_run_started(config) if config.getoption("--claims-fresh") else False,
         cv_bound=config.getoption("--claims-cv-bound"),
-        progress=_progress_writer(),
+        progress=progress_report.install(config, config.getoption("--claims-progress")),
     )
     config.stash[session_key] = ClaimSession(config, rootdir)
     config.pluginmanager.register(RunHooks(config.stash[session_key]), "claimcheck-session")
+    _check_setup(config, config.stash[session_key])
+
+
+def _check_setup(config: pytest.Config, session: ClaimSession) -> None:
+    """Refuse ``--root``, an unknown ``--claims-profile`` and a malformed model alias table in one line each."""
+    if config.getoption("--root") is not None:
+        raise pytest.UsageError(f"claimcheck: pytest has no --root option (that is `claimcheck validate --root`); "
+                                f"use --rootdir={config.getoption('--root')}")
+    from claimcheck.models import aliases
+
+    try:
+        aliases.use_project(session.rootdir)  # the claims' model names -> this project's directories or repos
+    except ClaimcheckError as error:
+        raise pytest.UsageError(f"claimcheck: {error}") from None
+    chosen = config.getoption("--claims-profile")
+    if chosen:
+        known = {"cpu", "cuda", "metal"} | {name for claim in session.all_claims().values() for name in claim.profiles}
+        if chosen not in known:
+            import difflib
+
+            close = difflib.get_close_matches(chosen, sorted(known), n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise pytest.UsageError(f"claimcheck: unknown --claims-profile `{chosen}`; {hint}known: {', '.join(sorted(known))}")
 
 
 STARTED = "claimcheck_started"
@@ -114,18 +154,6 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput[STARTED] = _run_started(node.config)
 
 
-def _progress_writer() -> Callable[[str], None]:
-    stream = sys.__stderr__
-    if stream is None or not stream.isatty():
-        return lambda message: None
-
-    def write(message: str) -> None:
-        stream.write(f"\r\033[K  {message}")
-        stream.flush()
-
-    return write
-
-
 def _explicit_args(config: pytest.Config) -> set[Path]:
     paths = set()
     for arg in config.args:
@@ -136,11 +164,60 @@ def _explicit_args(config: pytest.Config) -> set[Path]:
     return paths
 
 
+class ProjectSetupError(ClaimcheckError):
+    """The run cannot find the project's claims or probes (a pytest rootdir problem); one line says how to fix it."""
+
+
+setup_reported_key = pytest.StashKey[bool]()
+
+
+def _claims_folder(path: Path, dirs: list[str]) -> Path | None:
+    """The nearest folder above ``path`` named in ``claims_dirs`` (by absolute path), if any."""
+    return next((parent for parent in path.parents if parent.name in dirs), None)
+
+
+def rootdir_problem(config: pytest.Config, file_path: Path) -> str | None:
+    """Why a claim file under a claims folder would not find its project, or None when it would.
+
+    Without a pytest config file pytest picks the rootdir from the command line, so it moves with
+    the working directory: from inside ``claims/`` nothing is collected, and from elsewhere the
+    project's probes are not found.
+    """
+    dirs = config.getini("claims_dirs")
+    folder = _claims_folder(file_path.resolve(), dirs)
+    if folder is None:
+        return None
+    rootdir = Path(str(config.rootpath)).resolve()
+    project = folder.parent
+    inside = rootdir == folder or rootdir.is_relative_to(folder)
+    if not inside and (config.inipath is not None or rootdir == project):
+        return None
+    found = f"config file {config.inipath}" if config.inipath is not None else "no pytest config file"
+    return (f"claimcheck: pytest's rootdir is {rootdir} ({found}), so the claims in {folder} and the project's probes "
+            f"are not found: add a pyproject.toml with [tool.pytest.ini_options] (or a pytest.ini) to {project} and "
+            f"run pytest there, or pass --rootdir={project}")
+
+
+class ProjectSetupProblem(pytest.File):
+    """Stands in for the first claim file of a project the run cannot find, to report why once."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        raise ProjectSetupError(str(rootdir_problem(self.config, self.path)))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        return str(excinfo.value)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if file_path.suffix not in (".yaml", ".yml"):
         return None
     config = parent.config
     dirs = config.getini("claims_dirs")
+    if rootdir_problem(config, file_path) is not None:
+        if config.stash.get(setup_reported_key, False):
+            return None
+        config.stash[setup_reported_key] = True
+        return ProjectSetupProblem.from_parent(parent, path=file_path)
     try:
         relative = file_path.resolve().relative_to(Path(str(config.rootpath)).resolve())
     except ValueError:
@@ -218,7 +295,13 @@ class ClaimFile(pytest.File):
         from claimcheck.loader import check_dependencies, check_probe, expand_grid, item_id
 
         session: ClaimSession = self.config.stash[session_key]
-        session.ensure_probes()
+        if self.config.stash.get(probe_error_key, None) is not None:
+            return  # the probes failed to load: reported once, on the first claim file
+        try:
+            session.ensure_probes()
+        except ClaimcheckError as error:  # a probe source missing or broken, a probe name defined twice
+            self.config.stash[probe_error_key] = str(error)
+            raise
         claims = session.file_claims(self.path)
         known = dict(session.all_claims())
         known.update({claim.id: claim for claim in claims})
@@ -257,7 +340,7 @@ class ClaimFile(pytest.File):
         return item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, ClaimError):
+        if isinstance(excinfo.value, ClaimError) or str(excinfo.value) == self.config.stash.get(probe_error_key, None):
             return str(excinfo.value)
         if isinstance(excinfo.value, Exception) and type(excinfo.value).__module__.startswith("claimcheck"):
             return f"{self.path}: {excinfo.value}"
@@ -273,7 +356,7 @@ class ClaimErrored(Exception):
 
 
 class ClaimInconclusive(Exception):
-    """Strict mode: an undecided claim counts as a failure."""
+    """Strict mode: an undecided claim (or one its source contradicts) counts as a failure."""
 
 
 class ClaimItem(pytest.Item):
@@ -324,7 +407,7 @@ class ClaimItem(pytest.Item):
             raise ClaimRefuted(outcome)
         if verdict is Verdict.ERROR:
             raise ClaimErrored(outcome)
-        if verdict is Verdict.INCONCLUSIVE and config.getoption("--claims-strict"):
+        if verdict in (Verdict.INCONCLUSIVE, Verdict.INCONSISTENT) and config.getoption("--claims-strict"):
             raise ClaimInconclusive(outcome)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
@@ -352,6 +435,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         return CONTROLS, "c", ("CONTROL NOT REFUTED", {"yellow": True})
     if verdict == Verdict.INCONCLUSIVE.value and report.passed:
         return INCONCLUSIVE, "?", ("INCONCLUSIVE", {"yellow": True})
+    if verdict == Verdict.INCONSISTENT.value and report.passed:
+        return INCONSISTENT, "~", ("INCONSISTENT", {"yellow": True})
     if verdict == Verdict.ERROR.value:
         return "error", "E", ("ERROR", {"red": True})
     return None

@@ -16,7 +16,7 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +24,7 @@ from claimcheck.adjudicate import gate_noise
 from claimcheck.claim import Claim
 from claimcheck.errors import NotApplicable, ProbeError
 from claimcheck.probe import ProbeContext, RegisteredProbe
+from claimcheck.progress import ItemProgress, ProgressSink, ignore_progress
 from claimcheck.result import ItemResult
 from claimcheck.rules import decide_check, for_timing, sequential, timing_gate
 from claimcheck.sampler import Groups, Sampler
@@ -42,7 +43,7 @@ class RunOptions:
     fresh: bool | float = False  # a timestamp: cached results stored before it are ignored
     cache_dir: str | None = None
     cv_bound: float = 0.10
-    progress: Callable[[str], None] = lambda message: None
+    progress: ProgressSink = ignore_progress  # each item's looks, for the terminal
 
 
 def scope_problem(claim: Claim, params: Mapping[str, Any], machine: Mapping[str, Any]) -> str | None:
@@ -125,10 +126,12 @@ def run_claim_item(
     machine_class: str = "",
 ) -> ItemResult:
     """Measure and decide one item; always returns a result (the noise gate already applied)."""
+    claim = claim.at_point(params)  # a threshold set per grid point takes this item's value
     started = time.time()
     seed = item_seed(options.seed, item_id)
+    tracker = ItemProgress(item_id, options.progress)
     ctx = ProbeContext(seed=seed, rng=random.Random(seed), fresh=options.fresh, cache_dir=options.cache_dir,
-                       progress=options.progress)
+                       progress=tracker.note)
     sampler = Sampler(claim, probe, params, ctx)
 
     def finish(verdict: Verdict, reason: str, decision: Decision | None = None) -> ItemResult:
@@ -147,11 +150,13 @@ def run_claim_item(
     seconds = claim.budget.max_seconds * options.budget_scale
     try:
         with time_limit(hard_limit(seconds)):
-            decision = _measure_and_decide(claim, probe, sampler, alpha, options, started + seconds)
+            decision = _measure_and_decide(claim, probe, sampler, alpha, options, started + seconds, tracker)
     except NotApplicable as error:
         return finish(Verdict.NOT_APPLICABLE, _one_line(error))
     except (Exception, SystemExit) as error:  # noqa: BLE001 - any probe failure is an `error` verdict
         return finish(Verdict.ERROR, _one_line(error))
+    finally:
+        tracker.finish()
     if decision is None:
         return finish(Verdict.INCONCLUSIVE, f"time budget of {seconds:g} s ran out before the first decision")
     result = finish(decision.verdict, decision.reason, decision)
@@ -163,14 +168,15 @@ def _timestamp(seconds: float) -> str:
 
 
 def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: Sampler, alpha: float,
-                        options: RunOptions, deadline: float) -> Decision | None:
+                        options: RunOptions, deadline: float, tracker: ItemProgress) -> Decision | None:
     if probe.deterministic:
         sampler.draw(1, 0)
         return decide_check(claim.check, sampler.groups(), alpha, deterministic=True)
-    return _sequential(claim, sampler, alpha, options, deadline)
+    return _sequential(claim, sampler, alpha, options, deadline, tracker)
 
 
-def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOptions, deadline: float) -> Decision:
+def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOptions, deadline: float,
+                tracker: ItemProgress) -> Decision:
     """Draw in looks until the rule decides, the plan ends or the time budget runs out."""
     budget = claim.budget
     scale = options.budget_scale
@@ -184,6 +190,7 @@ def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOption
         if look > 0 and time.time() > deadline:
             return []  # budget spent: decide on what was measured
         before = {label: len(values) for label, values in sampler.groups()}
+        tracker.look(look + 1, len(plan.sizes), max(before.values(), default=0))
         sampler.draw(max(k, 1), look)
         return [(label, values[before[label]:]) for label, values in sampler.groups()]
 

@@ -1,7 +1,10 @@
 """Claim schema v1, declared once: the loader validates against it and the
-published JSON Schema (``schema/claim-v1.json``) is generated from it, so editors
-and the loader can never disagree. The ``check`` section's rule parameters come
-from the rule objects (:mod:`claimcheck.rules`), not from this module."""
+published JSON Schema is generated from it by :func:`json_schema`, so editors
+and the loader can never disagree. That file is ``schema/claim-v1.json`` in a
+checkout and ``claimcheck/schemas/claim-v1.json`` in an installed package
+(:func:`claimcheck.schema_file.published_schema_path` says which). The
+``check`` section's rule parameters come from the rule objects
+(:mod:`claimcheck.rules`), not from this module."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ def valid_id(value: str) -> bool:
 class Field:
     """One YAML field: its type, whether it is required, and what it means."""
 
-    kind: str  # "str" | "int" | "number" | "bool" | "str-list" | "map" | "grid" | "section"
+    kind: str  # "str" | "int" | "number" | "point-number" | "scalar" | "bool" | "str-list" | "map" | "grid" | "section"
     description: str
     required: bool = False
     choices: tuple[str, ...] | None = None
@@ -41,8 +44,14 @@ def _rule_param_fields() -> dict[str, Field]:
     for rule in rules.registry().values():
         for param in rule.params:
             if param.name in out:
+                known = out[param.name]
+                if known.choices and param.choices:  # the union: each rule checks its own choices
+                    merged = known.choices + tuple(c for c in param.choices if c not in known.choices)
+                    out[param.name] = Field(known.kind, known.description, choices=merged)
                 continue
-            kind = {"number": "number", "choice": "str", "bool": "bool"}[param.kind]
+            # a number may also be set per grid point: {by: axis, values: {grid value: number}}
+            kind = getattr(param, "schema_kind", None) or {"number": "point-number", "choice": "str",
+                                                           "bool": "bool"}[param.kind]
             out[param.name] = Field(kind, param.description, choices=param.choices or None)
     return out
 
@@ -63,6 +72,8 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "draft": Field("bool", "a drafted claim that never runs until completed"),
         "control": Field("section", "positive control: probe params under which the claim must be refuted "
                          "(run beside the claim with --claims-controls)"),
+        "retracted": Field("section", "where the source itself withdrew this claim: every claim resting on it "
+                           "is stale on every machine, whatever this one measures"),
         "profiles": Field("profiles", "machine profile name (cpu, cuda, metal, or one chosen with "
                           "--claims-profile) -> params/grid/budget that scale the measurement to that machine"),
     },
@@ -73,8 +84,13 @@ SECTIONS: dict[str, dict[str, Field]] = {
     },
     "control": {
         "params": Field("map", "probe params replaced for the control (grid axes it does not set take their "
-                        "first value)", True),
-        "why": Field("str", "why the claim must be refuted under these params", True),
+                        "first value); required unless `none` is true"),
+        "none": Field("bool", "no positive control exists for this claim (`why` gives the reason)"),
+        "why": Field("str", "why the claim must be refuted under these params, or why no control exists", True),
+    },
+    "retracted": {
+        "section": Field("str", "the section of the source that withdrew the claim", True),
+        "figure": Field("str", "the source's own words withdrawing it, verbatim", True),
     },
     "source": {
         "doc": Field("str", "source document file name", True),
@@ -100,7 +116,7 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "output": Field("str", "probe output the rule reads (numerator, arm A)"),
         "reference": Field("str", "second probe output (denominator, arm B)"),
         "outputs": Field("str-list", "outputs in claimed order, for `ordering` (first > second > ...)"),
-        "over": Field("str", "list-valued probe param swept inside one item (`monotone`, `ordering`)"),
+        "over": Field("str", "list-valued probe param swept inside one item (`monotone`, `ordering`, `level_ratio`)"),
         "unit": Field("str", "unit of the figure, for reports"),
         "alpha": Field("number", "error rate of the decision", minimum=0, maximum=0.5, exclusive_bounds=True),
         **{name: spec for name, spec in _rule_param_fields().items()},
@@ -136,6 +152,12 @@ def json_schema() -> dict[str, Any]:
             "str-list": {"type": "array", "items": {"type": "string"}},
             "map": {"type": "object"},
             "grid": {"type": "object", "additionalProperties": {"type": "array", "minItems": 1}},
+            "scalar": {"type": ["string", "number", "boolean"]},
+            "point-number": {"oneOf": [{"type": "number"}, {
+                "type": "object", "required": ["by", "values"], "additionalProperties": False,
+                "properties": {"by": {"type": "string"},
+                               "values": {"type": "object", "minProperties": 1,
+                                          "additionalProperties": {"type": "number"}}}}]},
         }
         base = dict(kinds.get(spec.kind) or {"type": "object", "additionalProperties": section_schema("profile")})
         base["description"] = spec.description

@@ -95,7 +95,7 @@ class ClaimSession:
             return
         from claimcheck.probe import load_probe_modules
 
-        load_probe_modules(str(self.rootdir))
+        load_probe_modules(str(self.rootdir), self.config.getini("claims_probes") or None)
         self._probes_loaded = True
 
     def all_claims(self) -> dict[str, Claim]:
@@ -158,3 +158,10 @@ class ClaimSession:
         for result in self.results.values():
             graph.setdefault(result.claim_id, result.claim.depends_on)
         return graph
+
+    def retractions(self) -> dict[str, str]:
+        """Claim id -> why its source withdrew it, for every claim the source retracted."""
+        claims = dict(self.all_claims())
+        for result in self.results.values():
+            claims.setdefault(result.claim_id, result.claim)
+        return {claim_id: claim.retracted.text() for claim_id, claim in claims.items() if claim.retracted}

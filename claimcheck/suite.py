@@ -28,6 +28,7 @@ from claimcheck.verdict import Verdict
 CATEGORIES: dict[Verdict, tuple[str, str, Any]] = {
     Verdict.INCONCLUSIVE: ("inconclusive", "?", ("INCONCLUSIVE", {"yellow": True})),
     Verdict.STALE: ("stale", "s", ("STALE", {"yellow": True})),
+    Verdict.INCONSISTENT: ("inconsistent", "~", ("INCONSISTENT", {"yellow": True})),
 }
 
 
@@ -50,7 +51,7 @@ def _relabel(cs: ClaimSession, session: pytest.Session, nodeid: str, result: Ite
         return
     verdict = result.verdict
     failing = verdict is Verdict.REFUTED or verdict is Verdict.ERROR or (
-        verdict is Verdict.INCONCLUSIVE and config.getoption("--claims-strict")
+        verdict in (Verdict.INCONCLUSIVE, Verdict.INCONSISTENT) and config.getoption("--claims-strict")
     ) or (verdict is Verdict.STALE and (config.getoption("--claims-cascade") == "fail"
                                         or config.getoption("--claims-strict")))
     if judged is not None:
@@ -117,7 +118,7 @@ def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
     collected = cs.family_items(machine, config.getoption("--claims-alpha")) if machine is not None else None
     run = adjudicate_run(before, family=config.getoption("--claims-family"), premises=cs.premises(),
                          premise_verdicts=elsewhere, collected=collected,
-                         family_level=config.getoption("--claims-family-alpha"))
+                         family_level=config.getoption("--claims-family-alpha"), retracted=cs.retractions())
     cs.family = family_summary(run.results, collected, config.getoption("--claims-family"),
                                config.getoption("--claims-family-alpha"))
     final = attach_controls(run.results)
@@ -190,6 +191,9 @@ def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
     for claim_id, chain in sorted(cs.stale.items()):
         if claim_id in stale_ids:
             terminal.write_line(f"stale: {claim_id} <- " + " -> ".join(chain), yellow=True)
+    for result in sorted(claims.values(), key=lambda r: r.item_id):
+        if result.verdict is Verdict.INCONSISTENT:  # the source contradicts itself: say where
+            terminal.write_line(f"inconsistent: {result.item_id}: {result.reason}", yellow=True)
     for line in cs.drift_lines:
         terminal.write_line(f"drifted: {line}", yellow=True)
     for path in cs.report_paths:

@@ -10,7 +10,7 @@ named params, so a claim can say "the doc's 2.58 ms follows from 0.697 GB at
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 from claimcheck.probe import Output, ProbeContext, probe
 
@@ -88,28 +88,58 @@ def implied_bandwidth(ctx: ProbeContext, *, size: float, unit: str, time_ms: flo
     return {"gbps": [size * scale[unit] / (time_ms / 1e3) / 1e9]}
 
 
-@probe("fork_share", outputs={"fork_pct": Output("%"), "remerge_pct": Output("%"), "forks": Output("")},
+@probe("fork_share", outputs={"fork_pct": Output("%"), "remerge_pct": Output("%"), "forks": Output(""),
+                              "first_fork": Output("position"), "deepest_fork": Output("position"),
+                              "longest_gap": Output("positions")},
        deterministic=True)
-def fork_share(ctx: ProbeContext, *, genuine_alternatives: int, fork_depths: Sequence[int]) -> dict[str, list[float]]:
-    """Fork % = genuine forks (the listed depths) / genuine alternatives; the rest re-merge."""
+def fork_share(ctx: ProbeContext, *, genuine_alternatives: int, fork_depths: Sequence[int],
+               traced_to: int | None = None) -> dict[str, list[float]]:
+    """Fork % = genuine forks (the listed depths) / genuine alternatives; the rest re-merge.
+
+    Also the first and deepest fork, and the longest run of traced positions without a fork
+    (from position 0 to ``traced_to``, the last position the trace can branch at: a reference of
+    N tokens is traced while 12 tokens remain after the branch, so up to N - 13).
+    """
     forks = len(set(fork_depths))
     if len(fork_depths) != forks:
         raise ValueError("fork_depths lists a depth twice")
     if not 0 < forks <= genuine_alternatives:
         raise ValueError(f"need 0 < forks <= genuine_alternatives, got {forks} and {genuine_alternatives}")
+    depths = sorted(fork_depths)
+    end = depths[-1] if traced_to is None else traced_to
+    if end < depths[-1]:
+        raise ValueError(f"traced_to {traced_to} lies before the deepest fork {depths[-1]}")
+    bounds = [-1, *depths, end + 1]
+    gap = max(after - before - 1 for before, after in zip(bounds, bounds[1:]))
     share = 100.0 * forks / genuine_alternatives
-    return {"fork_pct": [share], "remerge_pct": [100.0 - share], "forks": [forks]}
+    return {"fork_pct": [share], "remerge_pct": [100.0 - share], "forks": [forks], "first_fork": [depths[0]],
+            "deepest_fork": [depths[-1]], "longest_gap": [gap]}
+
+
+def _total(value: float | Sequence[float]) -> float:
+    """A number, or the sum of a list of signed terms."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    return float(sum(value))
 
 
 @probe("ratio_of", outputs={"ratio": Output(""), "pct": Output("%"), "pct_change": Output("%"),
                             "log_ratio": Output("")}, deterministic=True)
-def ratio_of(ctx: ProbeContext, *, numerator: float, denominator: float) -> dict[str, list[float]]:
-    """A ratio printed in a doc (hazard ratio, share of step, speed-up), recomputed from its parts."""
-    if denominator == 0:
+def ratio_of(ctx: ProbeContext, *, numerator: float | Sequence[float],
+             denominator: float | Sequence[float]) -> dict[str, list[float]]:
+    """A ratio printed in a doc (hazard ratio, share of step, speed-up), recomputed from its parts.
+
+    Either side may be a list of signed terms, summed (``[3.6, -1.2, -1.7]``: a net saving from
+    the doc's own decomposition), so a claim names the printed inputs rather than a sum done by hand.
+    """
+    top, bottom = _total(numerator), _total(denominator)
+    if bottom == 0:
         raise ValueError("denominator is 0")
-    ratio = numerator / denominator
-    return {"ratio": [ratio], "pct": [100.0 * ratio], "pct_change": [100.0 * (ratio - 1.0)],
-            "log_ratio": [math.log(ratio) if ratio > 0 else float("nan")]}
+    ratio = top / bottom
+    out = {"ratio": [ratio], "pct": [100.0 * ratio], "pct_change": [100.0 * (ratio - 1.0)]}
+    if ratio > 0:  # a net change can be negative; it has no log
+        out["log_ratio"] = [math.log(ratio)]
+    return out
 
 
 @probe("difference_of", outputs={"difference": Output("")}, deterministic=True)
@@ -125,3 +155,47 @@ def scaling_mismatch(ctx: ProbeContext, *, a_before: float, a_after: float, b_be
     """How far two quantities are from scaling by the same factor: ln(fa / fb), 0 when proportional."""
     fa, fb = a_after / a_before, b_after / b_before
     return {"log_factor_gap": [math.log(fa / fb)], "factor_a": [fa], "factor_b": [fb]}
+
+
+@probe("sum_of", outputs={"total": Output("")}, deterministic=True)
+def sum_of(ctx: ProbeContext, *, terms: Sequence[float]) -> dict[str, list[float]]:
+    """A total a doc prints beside its parts (GPU + host + read = wall), recomputed."""
+    return {"total": [float(sum(terms))]}
+
+
+@probe("product_of", outputs={"product": Output("")}, deterministic=True)
+def product_of(ctx: ProbeContext, *, factors: Sequence[float], scale: float = 1.0) -> dict[str, list[float]]:
+    """A product a doc prints (dispatches x µs per dispatch), recomputed; ``scale`` converts units."""
+    return {"product": [math.prod(factors) * scale]}
+
+
+# The arithmetic a reading can name: each takes the reading's inputs as its keyword params.
+ARITHMETIC = {
+    "ratio_of": ratio_of, "difference_of": difference_of, "implied_bandwidth": implied_bandwidth,
+    "roofline_arithmetic": roofline_arithmetic, "streamed_weight_gb": streamed_weight_gb,
+    "kv_bytes_per_token": kv_bytes_per_token, "sum_of": sum_of, "product_of": product_of,
+}
+READING_OUTPUTS = {
+    "ratio": Output(""), "pct": Output("%"), "pct_change": Output("%"), "log_ratio": Output(""),
+    "difference": Output(""), "gbps": Output("GB/s"), "bytes_gb": Output("GB"), "floor_ms": Output("ms"),
+    "ceiling_tok_s": Output("tok/s"), "pct_of_roofline": Output("%"), "measured_tok_s": Output("tok/s"),
+    "gb": Output("GB"), "gib": Output("GiB"), "bytes": Output("B"), "kb": Output("KB"), "mb": Output("MB"),
+    "per_position_kb": Output("KB"), "total": Output(""), "product": Output(""),
+}
+
+
+@probe("readings", outputs=READING_OUTPUTS, deterministic=True)
+def readings(ctx: ProbeContext, *, of: str, reading: str,
+             inputs: dict[str, dict[str, Any]]) -> dict[str, list[float]]:
+    """One reading of a figure the source derives from inputs it prints in several places.
+
+    A claim sweeps ``reading`` with ``check.over`` (one value per reading, each a key of
+    ``inputs``); ``of`` names the arithmetic, which receives that reading's inputs as its params.
+    The ``exact`` rule then says which readings reproduce the printed figure.
+    """
+    if of not in ARITHMETIC:
+        raise ValueError(f"`of` must be one of {', '.join(sorted(ARITHMETIC))}, got {of!r}")
+    if reading not in inputs:
+        raise ValueError(f"reading {reading!r} has no entry in `inputs` (it has: {', '.join(map(repr, inputs))})")
+    ctx.artifacts.setdefault("readings", {})[reading] = dict(inputs[reading])
+    return {name: list(values) for name, values in ARITHMETIC[of](ctx, **inputs[reading]).items()}

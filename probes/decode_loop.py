@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from claimcheck.errors import ProbeError
+from claimcheck.harness.position import POSITION, positions_of
 from claimcheck.harness.timing import (
     Clock,
     Interleaved,
@@ -40,7 +41,7 @@ from claimcheck.harness.timing import (
     spin,
 )
 from claimcheck.probe import Output, ProbeContext, probe
-from probes.weight_bytes import account, kv_bytes_per_token
+from .weight_bytes import account, kv_bytes_per_token
 
 SPIN_POINTS = ("build", "pre", "post")
 _CHAIN = re.compile(r"^chain-(\d+)$")
@@ -173,6 +174,23 @@ def make_arm(name: str, *, spin_work_ms: float, spin_at: str) -> Arm:
         depth = int(match.group(1))
         return lambda session: pipelined(session, depth=depth)
     raise ValueError(f"unknown decode arm {name!r}; expected baseline, prebuilt, serial, spin or chain-<k>")
+
+
+def padded(arm: Arm, pad_ms: float) -> Arm:
+    """``arm`` with ``pad_ms`` of host busy-work inside its timed pass, before its first step is issued.
+
+    Nothing is in flight on the device then, so nothing can absorb the work: the pass takes
+    ``pad_ms`` longer. A positive control: an arm made slower on purpose must be told apart.
+    """
+
+    def run(session: Session) -> ArmRun:
+        start = session.clock()
+        spin(pad_ms, session.clock)
+        padding = session.clock() - start
+        result = arm(session)
+        return ArmRun(result.tokens, result.seconds + padding, result.build_seconds)
+
+    return run
 
 
 def output_name(arm: str) -> str:
@@ -312,6 +330,8 @@ def decode_arms(
     spin_at: str = "build",
     spin_bound: float = 0.5,
     warmup: int = 1,
+    pad_arm: str = "",
+    pad_ms: float = 0.0,
 ) -> dict[str, list[float]]:
     """Per-token decode time of interleaved loop arms on one model; all arms token-identical.
 
@@ -328,9 +348,15 @@ def decode_arms(
         spin_work_ms, spin_at: the ``spin`` arm's injected host work per step and where it goes.
         spin_bound: fraction of ``spin_work_ms`` that ``spin_bound_ms`` adds to the baseline.
         warmup: untimed passes of every arm before the first timed round (first look only).
+        pad_arm, pad_ms: host busy-work added to one arm's timed pass before its first step, where
+            nothing can overlap it (a positive control: that arm is made slower on purpose).
     """
     arm_names = ["baseline"] + [a for a in arms if a != "baseline"]
     functions = {name: make_arm(name, spin_work_ms=spin_work_ms, spin_at=spin_at) for name in arm_names}
+    if pad_arm:
+        if pad_arm not in functions:
+            raise ValueError(f"`pad_arm` must be one of the arms {arm_names}, got {pad_arm!r}")
+        functions[pad_arm] = padded(functions[pad_arm], pad_ms)
     for name in arm_names:
         if output_name(name) not in ARM_OUTPUTS:
             raise ValueError(f"arm {name!r} has no declared output; declared: {', '.join(ARM_OUTPUTS)}")
@@ -349,9 +375,12 @@ def decode_arms(
     if "spin" in arm_names:
         out["spin_cost_frac"] = [d / spin_work_ms for d in out["spin_minus_baseline_ms"]]
         out["spin_bound_ms"] = [b + spin_bound * spin_work_ms for b in out["baseline_ms"]]
+    positions = positions_of(arm_names, comparison.seconds.order)  # lets a paired check model the position
+    out.update({f"{output_name(n)}_ms{POSITION}": [float(p) for p in positions[n]] for n in arm_names})
     ctx.artifacts["order"] = comparison.seconds.order
     ctx.artifacts["tokens"] = comparison.tokens
-    ctx.info.update({"tokens": tokens, "context": context, "arms": arm_names, "spin": f"{spin_work_ms} ms at {spin_at}"})
+    ctx.info.update({"tokens": tokens, "context": context, "arms": arm_names, "spin": f"{spin_work_ms} ms at {spin_at}",
+                     **({"pad": {"arm": pad_arm, "ms": pad_ms}} if pad_arm and pad_ms > 0 else {})})
     return out
 
 

@@ -16,11 +16,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 from claimcheck.errors import ProbeError
 from claimcheck.probe import Output, ProbeContext, probe
-from probes.curve_cache import cached_many, stored, whole_on_first_look
-from probes.curve_prompts import CurvePrompt, select_prompts
-from probes.curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
+from .curve_cache import cached_many, stored, whole_on_first_look
+from .curve_prompts import CurvePrompt, select_prompts
+from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
 
 FEATURES = ("entropy", "p1", "p2", "margin", "bimodality")
+# Not local: the branch's reconvergence score, which defines the label. Only a positive control
+# uses it (a classifier given it must separate forks from re-merges).
+LEAKED_FEATURES = ("downstream_score",)
 SETTLE = "label"  # a branch stops once its label is decided (claimcheck.sampling.forkmap.RunTracker.label_settled)
 
 
@@ -128,8 +131,17 @@ def bisector_trace(
     genuine_p2: float = 0.05,
     max_ref_tokens: int = 80,
     batch_size: int = 64,
+    swap_poles: Sequence[str] = (),
 ) -> dict[str, list[float]]:
-    """Fork map of each prompt: which rank-2 alternatives of the greedy path lead elsewhere."""
+    """Fork map of each prompt: which rank-2 alternatives of the greedy path lead elsewhere.
+
+    ``swap_poles`` (two pole names) files each pole's prompts under the other's output: a positive
+    control for an ordering of the poles, which the swapped assignment must refute.
+    """
+    swap = list(swap_poles)
+    if swap and (len(swap) != 2 or len(set(swap)) != 2 or not set(swap) <= {"creative", "advice", "factual"}):
+        raise ProbeError(f"`swap_poles` must name two different poles of creative, advice, factual, got {swap}")
+    pole_of = {swap[0]: swap[1], swap[1]: swap[0]} if swap else {}
     chosen = select_prompts(prompts)
     lm = load_text_model(ctx, model, variant)
     records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size, branches="genuine")
@@ -146,9 +158,11 @@ def bisector_trace(
             continue
         out["fork_share"].append(summary["fork_share"])
         out["remerge_share"].append(summary["remerge_share"])
-        out[f"{p.pole}_fork_share"].append(summary["fork_share"])
+        out[f"{pole_of.get(p.pole, p.pole)}_fork_share"].append(summary["fork_share"])
     ctx.artifacts["fork_map"] = [_trace_artifact(p, records[p.id], lm.tokenizer.decode) for p in chosen]
     ctx.artifacts["undefined"] = undefined
+    if pole_of:
+        ctx.artifacts["swapped_poles"] = pole_of
     ctx.info["prompts"] = [p.id for p in chosen]
     return out
 
@@ -178,9 +192,10 @@ def fork_classifier(
 
     from claimcheck.sampling.classify import auc, jackknife_auc
 
-    unknown = [f for f in features if f not in FEATURES]
+    unknown = [f for f in features if f not in FEATURES + LEAKED_FEATURES]
     if unknown:
-        raise ProbeError(f"unknown feature(s) {', '.join(unknown)}; expected some of {', '.join(FEATURES)}")
+        raise ProbeError(f"unknown feature(s) {', '.join(unknown)}; expected some of {', '.join(FEATURES)} "
+                         f"(or {', '.join(LEAKED_FEATURES)}, the label's own definition, for a positive control)")
     chosen = select_prompts(prompts)
     lm = load_text_model(ctx, model, variant)
     records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size, branches="genuine")
@@ -190,7 +205,7 @@ def fork_classifier(
         for node in record["nodes"]:
             if node["p2"] < genuine_p2:
                 continue
-            local = record["positions"][node["position"]]
+            local = dict(record["positions"][node["position"]]) | {"downstream_score": node["score"]}
             rows.append([local[f] for f in features])
             labels.append(1 if node["label"] == "FORK" else 0)
             groups.append(p.id)

@@ -9,9 +9,23 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from claimcheck.probe import Output, ProbeContext, probe
-from probes.curve_cache import cached_many, whole_on_first_look
-from probes.curve_prompts import select_prompts
-from probes.curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
+from .curve_cache import cached_many, whole_on_first_look
+from .curve_prompts import select_prompts
+from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
+
+
+def perturbed_policy(curve: str, perturb: float) -> Any:
+    """The named curve with its interior knots raised by ``perturb`` in probability (ends kept)."""
+    from claimcheck.sampling import curve_policy
+    from claimcheck.sampling.curves import NAMED_CURVE_POINTS, TransferCurve
+
+    if curve not in NAMED_CURVE_POINTS:
+        raise ValueError(f"`perturb` needs a named curve ({', '.join(sorted(NAMED_CURVE_POINTS))}), got {curve!r}")
+    if not -0.5 < perturb < 0.5:
+        raise ValueError(f"`perturb` must lie in (-0.5, 0.5), got {perturb}")
+    points = NAMED_CURVE_POINTS[curve]
+    moved = [points[0], *((x, y * (1 + perturb)) for x, y in points[1:-1]), points[-1]]
+    return curve_policy(TransferCurve.from_percent_points(moved, name=f"{curve}{perturb:+g}"))
 
 
 _IDENTITY_OUTPUTS = {
@@ -33,22 +47,27 @@ def identity_control(
     seeds: int = 5,
     max_tokens: int = 32,
     batch_size: int = 64,
+    perturb: float = 0.0,
 ) -> dict[str, list[float]]:
     """Generate with a curve and with a reference policy under the same seeds, token for token.
 
     The reference arm draws from the curve arm's own distributions for as long as the two agree
     (a shadow draw, :class:`GenerationRequest` ``shadows``), so a difference is the policies' and
     not the last bits of two batch rows; from its first different token on it continues alone.
+
+    ``perturb`` raises the curve's interior knots by that fraction in probability (y x (1 + perturb)),
+    a slightly different curve: the positive control, which the comparison must tell apart.
     """
     from claimcheck.sampling import GenerationRequest, generate_batch, get_policy
 
     chosen = select_prompts(prompts)
     lm = load_text_model(ctx, model, variant)
     stops = stop_token_ids(lm.tokenizer)
-    arms = (get_policy(curve), get_policy(reference_policy))
+    arms = (perturbed_policy(curve, perturb) if perturb else get_policy(curve), get_policy(reference_policy))
     ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
     keys = {p.id: model_key(lm) | {"probe": "identity_control", "prompt_ids": ids[p.id], "arms": [curve, reference_policy],
-                                     "seeds": int(seeds), "max_tokens": int(max_tokens), "ban_ids": stops, "paired": True} for p in chosen}
+                                     "seeds": int(seeds), "max_tokens": int(max_tokens), "ban_ids": stops, "paired": True}
+            | ({"perturb": float(perturb)} if perturb else {}) for p in chosen}
 
     def compute(missing: list[str]) -> dict[str, Any]:
         curve_arm, reference_arm = arms
@@ -91,5 +110,6 @@ def identity_control(
             if a != b and len(examples) < 5:
                 examples.append({"prompt": p.id, "seed": seed, "first_difference": values[p.id].get("first_difference", {}).get(str(seed)),
                                  "curve": lm.tokenizer.decode(a), "reference": lm.tokenizer.decode(b)})
-    ctx.artifacts["identity"] = {"pairs": len(mismatch), "identical": int(len(mismatch) - sum(mismatch)), "differing_examples": examples}
+    ctx.artifacts["identity"] = {"pairs": len(mismatch), "identical": int(len(mismatch) - sum(mismatch)), "differing_examples": examples,
+                                 "curve": arms[0].describe()}
     return {"mismatch": mismatch, "token_agreement": agreement}

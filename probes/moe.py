@@ -18,12 +18,35 @@ matrices) for every arm; the lazy-eval guard uses the unique bytes.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any, Sequence
 
 from claimcheck.harness.timing import Timer, check_bandwidth, gbps, mlx_core, read_ceiling_gbps, reuse, spin
 from claimcheck.probe import Output, ProbeContext, probe
 
 ARMS = ("gather", "repeated", "dense", "merged")
+
+
+def last_level_cache_bytes(cpu_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> int | None:
+    """The host's last-level cache size, from sysfs (None where sysfs does not say, e.g. macOS).
+
+    The repeated-expert comparison only means something when the distinct arm's experts do not fit
+    in this cache: otherwise both arms read from cache and unique bytes cannot matter.
+    """
+    best: tuple[int, int] | None = None
+    for index in sorted(cpu_dir.glob("index*")):
+        try:
+            level = int((index / "level").read_text())
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            text = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        units = {"K": 2**10, "M": 2**20, "G": 2**30}
+        size = int(text[:-1]) * units[text[-1]] if text[-1:] in units else int(text)
+        if best is None or level > best[0]:
+            best = (level, size)
+    return best[1] if best else None
 
 
 def _quantized_stack(mx: Any, experts: int, rows: int, cols: int, *, bits: int, group_size: int, scale_dtype: str) -> tuple[Any, Any, Any]:
@@ -160,10 +183,14 @@ def moe_gather(
         out[f"{arm}_ms"] = [s / layers * 1e3 for s in seconds]
         out[f"{arm}_gbps"] = [gbps(nominal, s) for s in seconds]
     ctx.artifacts["order"] = runs.order
+    cache = last_level_cache_bytes()
     ctx.info.update(
         {
             "experts": chosen,
             "bytes_per_layer": nominal // layers,
+            "distinct_bytes_per_sample": nominal,
+            "host_last_level_cache_bytes": cache,
+            "distinct_experts_exceed_host_cache": None if cache is None else nominal > cache,
             "layers": layers,
             "shape": {"hidden": hidden, "expert": expert, "n_experts": n_experts, "top_k": top_k},
             "quantization": f"{bits}-bit, group {group_size}, {scale_dtype} scales",

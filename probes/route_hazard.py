@@ -13,10 +13,11 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from claimcheck.probe import Output, ProbeContext, probe
-from probes.curve_cache import cached_many, whole_on_first_look
-from probes.curve_prompts import CurvePrompt, select_prompts
-from probes.curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
-from probes.fork_map import trace_keys, trace_rules, traces
+from .curve_cache import cached_many, whole_on_first_look
+from .curve_prompts import CurvePrompt, select_prompts
+from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
+from .fork_map import trace_keys, trace_rules, traces
+from .route_exact import ExactCounts, exact_counts, log_or_none
 
 if TYPE_CHECKING:
     from claimcheck.sampling.generate import Root
@@ -83,6 +84,31 @@ def route_values(
     return cached_many(ctx, keys, compute)
 
 
+def exact_values(
+    ctx: ProbeContext, lm: Any, chosen: Sequence[CurvePrompt], records: Mapping[str, Mapping[str, Any]],
+    policy_names: Sequence[str], trace_key_of: Mapping[str, dict[str, Any]],
+) -> dict[str, dict[str, ExactCounts]]:
+    """Per prompt and policy, the exact (seedless) expected departures and at-risk mass (``probes/route_exact.py``)."""
+    from claimcheck.sampling import get_policy
+    from claimcheck.sampling.runs import reference_pass
+
+    keys = {p.id: model_key(lm) | {"probe": "route_exact", "trace": trace_key_of[p.id], "policies": sorted(policy_names)}
+            for p in chosen}
+    prompt_ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
+
+    def compute(missing: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in missing:
+            ref, labels = records[name]["ref"], records[name]["labels"]
+            _, rows = reference_pass(lm.model, prompt_ids[name], ref)
+            out[name] = {policy: exact_counts(rows, ref, labels, get_policy(policy)).to_json() for policy in sorted(policy_names)}
+        return out
+
+    stored = cached_many(ctx, keys, compute)
+    return {name: {policy: ExactCounts(value["departures"], value["at_risk"]) for policy, value in per.items()}
+            for name, per in stored.items()}
+
+
 _ROUTE_OUTPUTS = {
     "selectivity": Output("ratio", description="hazard(FORK)/hazard(REMERGE) of `policy`, pooled over prompts; leave-one-seed-out jackknife pseudo-values"),
     "reference_selectivity": Output("ratio", description="the same for `reference_policy`"),
@@ -94,6 +120,8 @@ _ROUTE_OUTPUTS = {
     "log_remerge_factor": Output("log ratio", description="ln(hazard_policy(REMERGE)/hazard_reference(REMERGE)), jackknife pseudo-values"),
     "incoherent": Output("0/1", description="per fork departure of `policy`: mean log-prob from the departure on more than coherence_nats below the reference's"),
     "coherence_gap": Output("nats/token", description="per fork departure of `policy`: reference mean log-prob minus the sample's"),
+    "exact_log_selectivity": Output("log ratio", description="per prompt: ln of `policy`'s exact (seedless, teacher-forced) selectivity, prompts where both policies' are defined"),
+    "reference_exact_log_selectivity": Output("log ratio", description="the same for `reference_policy`, paired by prompt"),
 }
 
 
@@ -170,6 +198,11 @@ def route_hazard(
     out["coherence_gap"] = gaps
     out["incoherent"] = [1.0 if gap > coherence_nats else 0.0 for gap in gaps]
 
+    exact = exact_values(ctx, lm, chosen, records, names, key_of_trace)
+    paired = [(log_or_none(exact[p.id][policy].selectivity()), log_or_none(exact[p.id][reference_policy].selectivity())) for p in chosen]
+    out["exact_log_selectivity"] = [a for a, b in paired if a is not None and b is not None]
+    out["reference_exact_log_selectivity"] = [b for a, b in paired if a is not None and b is not None]
+
     table = {}
     for name in names:
         pooled = Counts({}, {})
@@ -183,6 +216,7 @@ def route_hazard(
             "departures": dict(pooled.departures),
             "at_risk": dict(pooled.at_risk),
             "coherent": f"{sum(1 for c in coherent if c['ref_mean_logprob'] - c['sample_mean_logprob'] <= coherence_nats)}/{len(coherent)}",
+            "exact": sum((exact[p.id][name] for p in chosen[1:]), exact[chosen[0].id][name]).to_json() if chosen else None,
         }
     ctx.artifacts["route_table"] = table
     ctx.artifacts["work"] = {p.id: routes[p.id].get("work") for p in chosen}
@@ -190,6 +224,9 @@ def route_hazard(
     ctx.artifacts["labels"] = {p.id: {"FORK": records[p.id]["labels"].count("FORK"), "REMERGE": records[p.id]["labels"].count("REMERGE"),
                                       "LOCKED": records[p.id]["labels"].count("LOCKED")} for p in chosen}
     ctx.artifacts["undefined"] = {name: value["samples_undefined"] for name, value in estimates.items() if value["samples_undefined"]}
+    if not out["exact_log_selectivity"]:
+        reason = "exact selectivity undefined for every prompt (no probability mass at risk at a REMERGE position)"
+        ctx.artifacts["undefined"].update({"exact_log_selectivity": reason, "reference_exact_log_selectivity": reason})
     ctx.artifacts["fork_departures"] = [
         {"prompt": p.id, "seed": c["seed"], "departure": c["departure"], "gap": round(c["ref_mean_logprob"] - c["sample_mean_logprob"], 3),
          "text": lm.tokenizer.decode(c["sample_tokens"])[:160]}

@@ -1,17 +1,22 @@
 """The temperature search (methods E): can pure temperature reproduce one curve-generated sample?
 
 ``temperature_search`` draws a target with a curve policy, then sweeps temperatures x seeds for an
-exact match, recording fork crossings, shared prefixes and content recall per sample.
+exact match, recording fork crossings, shared prefixes and content recall per sample. Every call
+also checks that the target's own seed reproduces it and records the exact, seedless odds of an
+exact match (``probes/temperature_controls.py``); ``search_policy`` replaces pure temperature by
+another policy, e.g. the target's own under other seeds: the base rate of exact matches.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+from claimcheck.errors import ProbeError
 from claimcheck.probe import Output, ProbeContext, probe
-from probes.curve_cache import cached_many, whole_on_first_look
-from probes.curve_prompts import one_prompt
-from probes.curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
+from .curve_cache import cached_many, whole_on_first_look
+from .temperature_controls import exact_match_log10, own_seed_reproduces, policy_arm, search_seeds
+from .curve_prompts import one_prompt
+from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
 
 TEMPERATURE_GRID = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4, 1.6, 2.0)
 
@@ -40,14 +45,19 @@ def temperature_search(
     max_tokens: int = 48,
     batch_size: int = 64,
     stop_at_miss: bool = False,
+    search_policy: str = "",
 ) -> dict[str, list[float]]:
     """Sweep pure temperature x seeds for an exact match of one curve-generated sample.
 
     ``stop_at_miss`` stops each sample once its text can no longer equal the target's: the
     same exact matches, fork crossings and shared prefixes for a fraction of the tokens, but no
     ``content_recall`` for the samples cut short (claims on content keep it off).
+
+    ``search_policy`` (a policy name) draws the same number of samples (temperatures x seeds) from
+    that policy instead, at seeds counting from ``seed_start`` without ``target_seed``: with the
+    target's own policy this is the base rate of exact matches under an identical distribution.
     """
-    from claimcheck.sampling import get_policy
+    from claimcheck.sampling import get_policy, teacher_forced_logprobs, temperature_policy
     from claimcheck.sampling.runs import temperature_search as search
 
     chosen = one_prompt(prompt)
@@ -59,20 +69,42 @@ def temperature_search(
     key = model_key(lm) | {
         "probe": "temperature_search", "prompt_ids": ids, "target_policy": target_policy, "target_seed": int(target_seed),
         "temperatures": [float(t) for t in temperatures], "seeds": seed_list, "max_tokens": int(max_tokens), "ban_ids": stops,
-    } | ({"stop_at_miss": True} if stop_at_miss else {})
+    } | ({"stop_at_miss": True} if stop_at_miss else {}) | ({"search_policy": search_policy} if search_policy else {})
+    arm = get_policy(search_policy) if search_policy else None
 
     def compute(_: list[str]) -> dict[str, Any]:
-        return {chosen.id: search(
+        found = search(
             lm.model, lm.tokenizer.decode, ids, target_policy=target, target_seed=int(target_seed),
-            temperatures=[float(t) for t in temperatures], seeds=seed_list, max_tokens=int(max_tokens),
+            temperatures=[] if arm else [float(t) for t in temperatures], seeds=seed_list, max_tokens=int(max_tokens),
             ban_ids=stops, batch_size=batch_size, progress=ctx.progress, stop_at_miss=bool(stop_at_miss),
-        )}
+        )
+        if arm is not None:
+            ctx.progress(f"temperature search: {len(temperatures) * len(seed_list)} samples of `{arm.name}`")
+            found["samples"] = policy_arm(
+                lm.model, lm.tokenizer.decode, ids, found["target"], found["fork_position"], policy=arm,
+                seeds=search_seeds(len(temperatures) * len(seed_list), int(seed_start), int(target_seed)),
+                max_tokens=int(max_tokens), ban_ids=stops, batch_size=batch_size, stop_at_miss=bool(stop_at_miss),
+            )
+        return {chosen.id: found}
 
     result = cached_many(ctx, {chosen.id: key}, compute)[chosen.id]
     rows = result["samples"]
+    if not own_seed_reproduces(lm.model, ids, result["target"], policy=target, seed=int(target_seed), ban_ids=stops):
+        raise ProbeError(f"`{target_policy}` at seed {target_seed} did not reproduce its own sample: exact matches cannot be counted")
+    forced = teacher_forced_logprobs(lm.model, ids, result["target"]["tokens"])
+    ctx.artifacts["exact_match_log10_probability"] = {
+        "target_policy": exact_match_log10(forced, result["target"]["tokens"], target, stops),
+        "temperatures": {f"{float(t):g}": exact_match_log10(forced, result["target"]["tokens"], temperature_policy(float(t)), stops)
+                         for t in temperatures},
+        "means": "log10 P(the policy draws the target token for token); the target's policy gives the base rate of a match",
+    }
+    ctx.artifacts["own_seed_reproduces"] = True
     ctx.artifacts["target"] = result["target"] | {"fork_position": result["fork_position"], "greedy": result["greedy"]["text"]}
+    if arm is not None:
+        ctx.artifacts["search_arm"] = {"policy": arm.name, "samples": len(rows), "exact": sum(r["exact_match"] for r in rows),
+                                       "crossed_fork": sum(r["crossed_fork"] for r in rows), "excludes_seed": int(target_seed)}
     by_t: dict[str, dict[str, float]] = {}
-    for t in temperatures:
+    for t in temperatures if arm is None else ():
         subset = [r for r in rows if r["temperature"] == float(t)]
         by_t[f"{float(t):g}"] = {
             "samples": len(subset),

@@ -282,7 +282,8 @@ def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items
     """What the verdict asks of the sentence itself; ``None`` when its figures are to be checked as usual.
 
     A refuted claim needs its sentence corrected in the doc (a dated banner above it, or struck
-    through); a banner above a sentence whose claim holds is wrong; an inconclusive claim is a
+    through), and so does one its source contradicts (``inconsistent``: the banner names the
+    readings that do and do not give the figure); a banner above a sentence whose claim holds is wrong; an inconclusive claim is a
     warning (an error under ``--strict``): unconfirmed is not overturned.
     """
     assert anchor.sentence is not None
@@ -290,7 +291,7 @@ def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items
     verdict = claim_verdict(items)
     banner = banner_above(doc, anchor.sentence)
     corrected = banner is not None or struck_through(doc, anchor.sentence)
-    if verdict == "refuted":
+    if verdict in ("refuted", "inconsistent"):
         if corrected:
             return []
         suggestion = suggested_sentence(reports_dir, claim.id, verdict)

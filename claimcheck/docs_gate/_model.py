@@ -19,7 +19,7 @@ ANCHOR_RE = re.compile(r"^claims?\s*:\s*(?P<ids>.+?)\s*$", re.S | re.I)
 ID_RE = re.compile(ID_PATTERN)
 DOC_SUFFIXES = (".md", ".markdown")
 PERFORMANCE_FAMILIES = frozenset({"time", "bandwidth", "size", "throughput", "fraction", "information"})
-FAILING = ("refuted", "stale", "inconclusive", "error")
+FAILING = ("refuted", "inconsistent", "stale", "inconclusive", "error")
 # Worst first: the verdict a claim with several items (grid) gets in the gate.
 VERDICT_VALUES = frozenset(v.value for v in Verdict)
 

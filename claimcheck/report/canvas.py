@@ -19,6 +19,7 @@ COLOURS = {
     "refuted": "#c62828",
     "inconclusive": "#ef8f00",
     "stale": "#6a1b9a",
+    "inconsistent": "#ad1457",
     "error": "#616161",
     "not-applicable": "#9e9e9e",
 }

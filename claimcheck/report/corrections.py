@@ -24,7 +24,8 @@ from claimcheck.store import StoredResult, StoredRun
 from claimcheck.verdict import Verdict
 
 SLUG = re.compile(ID_PATTERN)
-FOLDERS = {"refuted": "corrections", "inconclusive": "inconclusive"}
+# An arithmetic figure that holds for some of its source's printed inputs and not others is corrected too.
+FOLDERS = {"refuted": "corrections", "inconsistent": "corrections", "inconclusive": "inconclusive"}
 
 
 class ReportError(ClaimcheckError):
@@ -150,7 +151,7 @@ def correction(report: RunReport, group: ClaimItems, verdict: Verdict) -> Correc
     claim = report.claims.get(group.claim_id) or group.claim
     stands = tuple(report.stands(group.claim_id, verdict))
     return Correction(
-        kind="correction" if verdict is Verdict.REFUTED else "inconclusive", claim=claim,
+        kind="correction" if verdict in (Verdict.REFUTED, Verdict.INCONSISTENT) else "inconclusive", claim=claim,
         claimed=text.claimed(group.items[0]).text, run=report.run, items=tuple(group.items), stands=stands,
         replacement=text.banner(kind=verdict.value, run=report.run, items=group.items, stands=stands),
     )
@@ -252,7 +253,7 @@ def write_all(report: RunReport, out_dir: Path) -> tuple[list[Correction], list[
 
 def clear_old(out_dir: Path) -> None:
     """Remove correction files of an earlier build (only files this module names), so none linger."""
-    for folder_name in FOLDERS.values():
+    for folder_name in sorted(set(FOLDERS.values())):
         folder = out_dir / folder_name
         if not folder.is_dir():
             continue

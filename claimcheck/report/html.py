@@ -151,7 +151,8 @@ def page(report: RunReport, made: Sequence[Correction], forest: Plot | None, plo
     ]
     written = {(d.kind, d.claim_id) for d in made}
     for item in ordered_items(report):
-        section = {Verdict.REFUTED: "correction", Verdict.INCONCLUSIVE: "inconclusive"}.get(item.verdict)
+        section = {Verdict.REFUTED: "correction", Verdict.INCONSISTENT: "correction",
+                   Verdict.INCONCLUSIVE: "inconclusive"}.get(item.verdict)
         target = ""
         if section and (section, item.claim_id) in written:
             target = f'<a href="#{e(_anchor(section, item.claim_id))}">{"correction" if section == "correction" else "note"}</a>'

@@ -117,7 +117,8 @@ def markdown(report: RunReport, made: Sequence[Correction], forest: Plot | None,
             md(text.verdict_steps(item)),
             md(text.number(decision.mde if decision is not None else None)),
             md(item.reason),
-            f"[{'correction' if item.verdict is Verdict.REFUTED else 'note'}]({target})" if target else "",
+            f"[{'correction' if item.verdict in (Verdict.REFUTED, Verdict.INCONSISTENT) else 'note'}]({target})"
+            if target else "",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")

@@ -83,7 +83,10 @@ class RunReport:
             )
         claim = self.claims.get(claim_id)
         items = [i for i in self.items_of(claim_id) if i.verdict is verdict]
-        if verdict is Verdict.REFUTED and items and all(text.is_computed(i) for i in items):
+        if verdict is Verdict.INCONSISTENT and items:
+            lines.append("Every printed input stands, and so does the figure for the readings that give it; "
+                         "what is open is which input the source computed it from")
+        elif verdict is Verdict.REFUTED and items and all(text.is_computed(i) for i in items):
             inputs = text.params_label(items[0].params)
             if inputs:
                 lines.append(f"The inputs as printed ({inputs}) stand; only the figure derived from them is overturned")
@@ -95,10 +98,15 @@ class RunReport:
                 )
             else:
                 doc = claim.source.doc or "the source"
-                lines.append(
-                    f"It may still stand as stated for the machine {doc} measured on only; "
-                    "it is not portable to this one"
-                )
+                setup, model_named = text.measured_setup(items, self.run.machine)
+                if model_named:
+                    lines.append(f"It may still stand as stated for the model and machine {doc} measured on; "
+                                 f"it does not carry over to {setup}")
+                else:
+                    lines.append(
+                        f"It may still stand as stated for the machine {doc} measured on only; "
+                        "it is not portable to this one"
+                    )
         return lines
 
 

@@ -101,13 +101,20 @@ def decide(rule: str, groups: Groups, *, alpha: float = 0.05, **params: object) 
 
 def sequential(check: Check, draw: Callable[[int], Sequence[tuple[str, Sequence[float]]]],
                plan: SequentialPlan, *, gate: Gate | None = None) -> Decision:
-    """Sample in looks until the check decides or the plan ends (see :func:`claimcheck.stats.run_sequential`)."""
+    """Sample in looks until the check decides or the plan ends (see :func:`claimcheck.stats.run_sequential`).
+
+    A gated (timing) check whose rule reads a single output decides once on the whole planned
+    window (:func:`claimcheck.stats._sequential.run_window`): the machine's drift moves that output itself,
+    so an early look would estimate a different quantity than the window; paired and multi-level
+    rules test a contrast in which the drift cancels, and stop early.
+    """
     rule = get(check.rule)
 
     def decide_look(groups: Groups, alpha: float) -> Decision:
         return rule.decide(rule.groups(groups, check), alpha, check)
 
-    return run_looks(draw, decide_look, plan, boundary=rule.boundary(check), gate=gate)
+    window = gate is not None and rule.max_groups == 1 and rule.spends_alpha
+    return run_looks(draw, decide_look, plan, boundary=rule.boundary(check), gate=gate, window=window)
 
 
 def timing_gate(check: Check) -> Gate:

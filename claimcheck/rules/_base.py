@@ -165,6 +165,10 @@ class Rule(abc.ABC):
         """Problems that involve several fields at once; rules override this."""
         return []
 
+    def level_problems(self, check: Mapping[str, object], levels: Sequence[object]) -> list[FieldProblem]:
+        """Problems of the check against the values its ``over`` param sweeps; rules that name levels override this."""
+        return []
+
     def values(self, given: Mapping[str, object]) -> dict[str, ParamValue]:
         """The rule's parameters taken from ``given`` (a check's fields), defaults filled, numbers as floats."""
         out: dict[str, ParamValue] = {}

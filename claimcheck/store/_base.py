@@ -17,7 +17,7 @@ SCHEMA_VERSION = 2
 APPLICATION_ID = 0x436C4368  # "ClCh": marks the file as a claimcheck store
 BUSY_TIMEOUT_MS = 60_000
 
-VERDICTS = ("holds", "refuted", "inconclusive", "not-applicable", "error", "stale")
+VERDICTS = ("holds", "refuted", "inconclusive", "not-applicable", "error", "stale", "inconsistent")
 RUN_STATUSES = ("running", "complete", "incomplete")
 
 

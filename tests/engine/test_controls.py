@@ -93,5 +93,5 @@ def test_a_control_is_checked_against_the_probe_like_any_param(project: pytest.P
     with pytest.raises(ClaimError, match=r"c.yaml:9: control.params.maen: probe `normal` has no param `maen`"):
         check_probe(load_claims_text(text, "c.yaml")[0])
     empty = CLAIMS.split("---\n")[0].replace("params: {mean: 6}, ", "")
-    with pytest.raises(ClaimError, match=r"control: missing required field `control.params`"):
+    with pytest.raises(ClaimError, match=r"control.params: a control must replace at least one probe param \(or say `none: true`"):
         load_claims_text(empty, "c.yaml")

@@ -31,7 +31,8 @@ def test_refuted_item_gets_a_correction_with_the_measured_interval(tmp_path, rec
     date = store.run(run_id).started[:10]
     expected_banner = (
         f"> **{date} CORRECTION (cpu/AMD EPYC 9xxx/16-32GiB)** — measured 0.41× raw read "
-        "(95% CI 0.38–0.44, n=24), not ≥ 0.74×; the claim does not hold on this machine."
+        "(95% CI 0.38–0.44, n=24), not ≥ 0.74×; the claim does not hold for model SmolLM2-135M (q4) "
+        "(on the cpu backend, AMD EPYC 9R14 96-Core Processor), a model other than the source's."
     )
     assert data["replacement"].startswith(expected_banner)
     assert expected_banner in md, "the markdown carries the same replacement sentence"
