@@ -32,14 +32,13 @@ def _session(clock: FakeClock, tokens: int = 3) -> Session:
 
 
 def test_a_padded_arm_takes_its_padding_longer_with_the_same_tokens(monkeypatch) -> None:
-    import probes.decode_loop as module
-
     clock = FakeClock()
 
     def fake_spin(ms: float, clock_: FakeClock) -> None:
         clock_.now += ms / 1e3
 
-    monkeypatch.setattr(module, "spin", fake_spin)
+    # Patched in the functions' own globals: the module object in sys.modules may be a later import of the file.
+    monkeypatch.setitem(pipelined.__globals__, "spin", fake_spin)
     plain = pipelined(_session(clock))
     slowed = padded(pipelined, 250.0)(_session(clock))
     assert slowed.tokens == plain.tokens == [1, 2, 3]

@@ -76,10 +76,9 @@ def test_prebuilt_builds_everything_before_the_timed_loop():
     ],
 )
 def test_spin_goes_where_it_is_asked(monkeypatch, point, expected):
-    import probes.decode_loop as module
-
     device = FakeDevice(tokens=2)
-    monkeypatch.setattr(module, "spin", lambda ms, clock: device.events.append("spin"))
+    # Patched in the functions' own globals: the module object in sys.modules may be a later import of the file.
+    monkeypatch.setitem(pipelined.__globals__, "spin", lambda ms, clock: device.events.append("spin"))
     make_arm("spin", spin_work_ms=1.0, spin_at=point)(device.session())
     assert device.events == expected
 
