@@ -113,13 +113,20 @@ def read(path: Path) -> Expectations:
 
 
 def accepted(current: Expectations, machine_class: str, run_id: str,
-             verdicts: Iterable[tuple[str, Verdict]]) -> Expectations:
+             verdicts: Iterable[tuple[str, Verdict]], *, update: bool = False) -> Expectations:
     """``current`` with one machine class's section replaced by a run's verdicts (others kept).
 
     Holds, refuted, inconclusive and inconsistent are accepted; not-applicable, error and stale are not
-    expectations.
+    expectations. With ``update`` the run may be part of the suite (``pytest claims/public``): items it
+    did not run keep their expectation, so accepting a few new claims does not drop the rest.
     """
-    items = {item_id: verdict for item_id, verdict in verdicts if verdict in ACCEPTED}
+    ran = list(verdicts)
+    old = current.classes.get(machine_class)
+    items = dict(old.items) if (update and old) else {}
+    for item_id, verdict in ran:
+        items.pop(item_id, None)
+        if verdict in ACCEPTED:
+            items[item_id] = verdict
     classes = dict(current.classes)
     classes[machine_class] = ClassExpectations(run_id, dict(sorted(items.items())))
     return Expectations(dict(sorted(classes.items())))

@@ -1,7 +1,8 @@
 """Machine fingerprint (what a result was measured on) and machine class (which results are comparable).
 
 The fingerprint records every fact that can move a measurement: backend, chip, cores, memory, OS,
-Python and library versions, and the BLAS MLX's CPU GEMMs go through. The machine class is the coarse
+Python and library versions (MLX and its backend build, mlx-lm, numpy, scipy, claimcheck), and the
+BLAS MLX's CPU GEMMs go through. The machine class is the coarse
 part of it that decides whether two results may be compared or a cached result reused: backend, chip
 family and memory band, so that two 24 GiB EPYC boxes share a class while a laptop does not.
 
@@ -107,6 +108,15 @@ def _cuda_build_installed() -> bool:
         if facts is not None and "Name" in facts and re.sub(r"[-_.]+", "-", facts["Name"].lower()).startswith("mlx-cuda"):
             return True
     return False
+
+
+def _backend_build() -> str | None:
+    """``mlx-cuda-13 0.32.4``: the installed build of MLX's CUDA backend, ``None`` without one."""
+    for distribution in metadata.distributions():
+        facts = distribution.metadata
+        if facts is not None and "Name" in facts and re.sub(r"[-_.]+", "-", facts["Name"].lower()).startswith("mlx-cuda"):
+            return f"{facts['Name']} {distribution.version}"
+    return None
 
 
 def _sysctl(name: str) -> str:
@@ -219,6 +229,9 @@ def _compute_fingerprint() -> dict[str, Any]:
         "python": platform.python_version(),
         "mlx": _version("mlx"),
         "mlx_lm": _version("mlx-lm"),
+        "mlx_backend_build": _backend_build(),
+        "numpy": _version("numpy"),
+        "scipy": _version("scipy"),
         "claimcheck": _version("claimcheck"),
         "blas": blas.describe(),
         "blas_kind": blas.kind,
@@ -293,3 +306,16 @@ def machine_class(fp: dict[str, Any] | None = None) -> str:
     if fp.get("virtual") and "virtual" not in chip.lower():
         chip += " (virtual)"
     return f"{backend}/{chip}/{memory_band(float(memory or 0))}"
+
+
+def light_fingerprint() -> dict[str, Any]:
+    """The facts :func:`machine_class` reads, judged without importing MLX, for commands that only name the class.
+
+    The backend comes from :func:`detect_backend`, the chip from the CPU's name and the memory
+    from the system's, as the fingerprint has them on the CPU backend and on Apple silicon (whose
+    GPU bears the chip's name). A discrete GPU's name and memory are MLX's to tell, so a reading
+    command matches these facts with a stored run's fingerprint before it trusts the name.
+    """
+    cpu = cpu_model()
+    return {"backend": detect_backend(), "device": cpu, "cpu": cpu, "arch": platform.machine(),
+            "memory_gib": memory_gib(), "virtual": is_virtual(cpu)}

@@ -76,3 +76,47 @@ def estimate(value: float, low: float, high: float, confidence_level: float, n: 
         return f"{with_unit(number(value), unit)} (computed, n={n})"
     shown, lower, upper = parts(value, low, high)
     return f"{with_unit(shown, unit)} [{lower}, {upper}] ({level(confidence_level)} {label}, n={n})"
+
+
+def percent(value: float, decimals: int = 1) -> str:
+    """``0.1234`` -> ``"12.3%"``."""
+    return f"{100 * value:.{decimals}f}%"
+
+
+def apart(value: float, bound: float, *, as_percent: bool = False, decimals: int = 1) -> tuple[str, str]:
+    """``value`` and ``bound`` printed with enough decimals that a comparison between them reads true.
+
+    ``0.10004`` against ``0.10`` as percent reads ``10.004%`` and ``10%``, never ``10.0%`` exceeds ``10%``.
+    The bound keeps the fewest decimals that show it exactly (up to the value's).
+    """
+    def show(number_: float, places: int) -> str:
+        return percent(number_, places) if as_percent else f"{number_:.{places}f}"
+
+    places = decimals
+    while places < 12 and float(show(value, places).rstrip("%")) == float(show(bound, places).rstrip("%")) \
+            and value != bound:
+        places += 1
+    bound_places = next((p for p in range(places + 1)
+                         if float(show(bound, p).rstrip("%")) == float(show(bound, 12).rstrip("%"))), places)
+    return show(value, places), show(bound, bound_places)
+
+
+#: Units whose quantities are never negative (durations, sizes, rates of transfer, counts, shares).
+NON_NEGATIVE_UNITS = frozenset({"s", "ms", "µs", "us", "ns", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
+                                "B/s", "KB/s", "MB/s", "GB/s", "TB/s", "GiB/s", "tok/s", "bytes", "count", "%", "×",
+                                "x", "nat", "nats", "bit", "bits"})
+
+
+def within_range(low: float | None, high: float | None, *, non_negative: bool) -> tuple[float | None, float | None]:
+    """An interval intersected with the quantity's range: a duration or a rate is never below 0.
+
+    Cutting an interval to the values the quantity can take keeps its coverage (the true value lies
+    in that range), so a length reads ``0–1.2``, not ``-0.2–1.2``.
+    """
+    if non_negative:
+        if low is not None and finite(low) and low < 0:
+            low = 0.0
+        if high is not None and finite(high) and high < 0:
+            high = 0.0
+    return low, high
+

@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
 
 from claimcheck.errors import ClaimcheckError
+from claimcheck.probe_plot import PackPlot
 
 Samples = Mapping[str, Sequence[float]]
 
@@ -82,6 +83,7 @@ class RegisteredProbe:
     description: str = ""
     module: str = ""
     file: str = ""
+    plot: PackPlot | None = None
 
     @property
     def source(self) -> str:
@@ -114,6 +116,7 @@ def probe(
     outputs: Mapping[str, Output] | None = None,
     reads_text: bool = False,
     deterministic: bool = False,
+    plot: PackPlot | None = None,
 ) -> Callable[[ProbeFunction], ProbeFunction]:
     """Register ``function`` as the probe ``name``.
 
@@ -123,6 +126,7 @@ def probe(
         reads_text: the probe's result depends on generated text, so random
             weight models are refused for it.
         deterministic: one sample decides (arithmetic, header reads).
+        plot: the report's picture of this probe's items (:class:`PackPlot`), if any.
     """
 
     def decorate(function: ProbeFunction) -> ProbeFunction:
@@ -142,6 +146,7 @@ def probe(
             description=(function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else "",
             module=function.__module__,
             file=file,
+            plot=plot,
         )
         return function
 
@@ -157,11 +162,26 @@ def _defining_file(function: ProbeFunction) -> str:
 
 def _same_definition(existing: RegisteredProbe, function: ProbeFunction, file: str) -> bool:
     """One function seen twice: the same qualified name in the same file (or module, without files)."""
-    if existing.function.__qualname__ != function.__qualname__:
+    return same_definition(existing.function, function)
+
+
+def same_definition(first: Callable[..., Any], second: Callable[..., Any]) -> bool:
+    """Whether two functions are one definition seen twice (one file imported under two names).
+
+    Registries keyed by name (probes here, ops in a probe package's own registry) accept a second
+    registration of the same definition and refuse a different function under the same name.
+    """
+    if getattr(first, "__qualname__", None) != getattr(second, "__qualname__", None):
         return False
-    if existing.file or file:
-        return existing.file == file
-    return existing.module == function.__module__
+    first_file, second_file = _defining_file(first), _defining_file(second)
+    if first_file or second_file:
+        return first_file == second_file
+    return getattr(first, "__module__", None) == getattr(second, "__module__", None)
+
+
+def definition_source(function: Callable[..., Any]) -> str:
+    """``module.qualname`` of ``function``, for messages that name two definitions."""
+    return f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', repr(function))}"
 
 
 def _live(registered: RegisteredProbe) -> bool:

@@ -23,7 +23,7 @@ from claimcheck.harness.timing import (
     read_ceiling_gbps,
     reuse,
 )
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probe import Output, PackPlot, ProbeContext, probe
 
 
 def _random_words(mx: Any, shape: tuple[int, ...]) -> Any:
@@ -152,6 +152,10 @@ def raw_read(ctx: ProbeContext, *, size_mib: int = 256, dtype: str = "bfloat16",
         "raw_gbps": Output("GB/s", True, "raw streaming read measured in the same call, interleaved"),
         "ms": Output("ms", False, "time per GEMV (one matrix)"),
     },
+    plot=PackPlot("qmv_bandwidth", "qmv bandwidth vs matrix size", "sweep", outputs=("gbps", "raw_gbps"),
+                  reference="raw_gbps", x="size_mib", x_unit="MiB",
+                  caption="Mean GEMV bandwidth of each item with its 95% interval against matrix size; the dashed "
+                          "line is the raw read measured in the same calls."),
 )
 def qmv(
     ctx: ProbeContext,

@@ -40,7 +40,7 @@ from claimcheck.harness.timing import (
     read_ceiling_gbps,
     spin,
 )
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probe import Output, PackPlot, ProbeContext, probe
 from .weight_bytes import account, kv_bytes_per_token
 
 SPIN_POINTS = ("build", "pre", "post")
@@ -317,6 +317,8 @@ ARM_OUTPUTS = ("baseline", "prebuilt", "serial", "spin", "chain2", "chain3")
         "spin_cost_frac": Output("", False, "(spin - baseline) / injected spin, per round"),
         "spin_bound_ms": Output("ms/token", None, "baseline + spin_bound x injected spin, per round"),
     },
+    plot=PackPlot("decode_arms", "Decode arms", "arms", outputs=tuple(f"{arm}_ms" for arm in ARM_OUTPUTS),
+                  caption="Per-token time of each arm an item ran, mean with its 95% interval, one row per item."),
 )
 def decode_arms(
     ctx: ProbeContext,

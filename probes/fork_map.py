@@ -55,6 +55,7 @@ def traces(
     max_ref_tokens: int = 80,
     batch_size: int = 64,
     branches: str = "all",
+    passes: Any = None,
 ) -> dict[str, dict[str, Any]]:
     """The fork map of each prompt, cached per prompt; missing ones are traced in one batch.
 
@@ -62,6 +63,9 @@ def traces(
     shares, funnels and the classifier): a full trace serves it when one is stored, else a
     genuine-only one is made. A full trace (``"all"``, for the route's labels) completes a stored
     genuine-only trace of the same prompt rather than tracing it again.
+
+    ``passes`` (a :class:`claimcheck.sampling.reference.ReferencePasses`) keeps the teacher-forced
+    pass of each traced reference for a caller that reads the same references next.
     """
     from claimcheck.sampling.runs import bisector_traces
 
@@ -78,7 +82,7 @@ def traces(
             records = bisector_traces(
                 lm.model, [ids[name] for name in missing], rules=rules, max_ref_tokens=max_ref_tokens, stop_ids=stops,
                 batch_size=batch_size, progress=ctx.progress, branches=mode, known=[known.get(name) for name in missing],
-                settle=SETTLE,
+                settle=SETTLE, passes=passes,
             )
             return dict(zip(missing, records))
 

@@ -10,8 +10,8 @@ from typing import Any, Sequence
 
 from claimcheck.probe import Output, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
-from .curve_prompts import select_prompts
-from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
+from .curve_setup import prompt_run
+from .curve_text import DEFAULT_MODEL, model_key
 
 
 def perturbed_policy(curve: str, perturb: float) -> Any:
@@ -60,11 +60,9 @@ def identity_control(
     """
     from claimcheck.sampling import GenerationRequest, generate_batch, get_policy
 
-    chosen = select_prompts(prompts)
-    lm = load_text_model(ctx, model, variant)
-    stops = stop_token_ids(lm.tokenizer)
+    run = prompt_run(ctx, model, variant, prompts)
+    chosen, lm, stops, ids = run.chosen, run.lm, run.stops, run.ids
     arms = (perturbed_policy(curve, perturb) if perturb else get_policy(curve), get_policy(reference_policy))
-    ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
     keys = {p.id: model_key(lm) | {"probe": "identity_control", "prompt_ids": ids[p.id], "arms": [curve, reference_policy],
                                      "seeds": int(seeds), "max_tokens": int(max_tokens), "ban_ids": stops, "paired": True}
             | ({"perturb": float(perturb)} if perturb else {}) for p in chosen}

@@ -16,6 +16,9 @@ Families (what ``shape`` means):
     ``matmul``: ``[m, k, n]``; ``x [m, k]`` and ``w [k, n]``.
     ``quantized_linear``: ``[m, k, n]``; ``x [m, k]``, a 4-bit (group 64) weight ``[n, k]`` and its
         dequantized dense copy (made with the inputs, so the dense arm times only its matmul).
+    ``qmm4`` / ``qmm8``: ``[m, k, n]``; as MLX's own quantized-matmul tests draw them: ``x [m, k]``
+        and ``w [n, k]`` both standard normal over ``sqrt(k)``, ``w`` quantized at 4 or 8 bits (group
+        64), with its dequantized copy and the original weight.
 
 MLX is imported inside the functions only.
 """
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from claimcheck.harness.timing import mlx_core
+from claimcheck.probe import definition_source, same_definition
 
 Inputs = tuple[Any, ...]
 MakeInputs = Callable[[Sequence[int], str, Any], Inputs]
@@ -67,19 +71,16 @@ _OPS: dict[str, OpEntry] = {}
 def register_op(entry: OpEntry) -> OpEntry:
     """Add ``entry``; the same name for a different function is an error naming both.
 
-    Re-importing the module that registered an entry (same module and qualname) replaces it.
+    The same definition seen again (its module re-imported, or one file imported under two names:
+    ``claimcheck.probe.same_definition``, the rule probes follow) replaces it.
     """
     existing = _OPS.get(entry.name)
-    if existing is not None and _where(existing.fn) != _where(entry.fn):
+    if existing is not None and not same_definition(existing.fn, entry.fn):
         raise ValueError(
-            f"op `{entry.name}` is registered twice ({_where(existing.fn)} and {_where(entry.fn)})"
+            f"op `{entry.name}` is registered twice ({definition_source(existing.fn)} and {definition_source(entry.fn)})"
         )
     _OPS[entry.name] = entry
     return entry
-
-
-def _where(fn: Callable[..., Any]) -> str:
-    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
 def get_op(name: str) -> OpEntry:
@@ -345,6 +346,73 @@ def dequantized_matmul(x: Any, packed: Any, scales: Any, biases: Any, dense: Any
     return x @ dense.T
 
 
+def _qmm_inputs(bits: int) -> MakeInputs:
+    """Inputs of the ``qmm<bits>`` family: ``x``, ``w`` quantized at ``bits``, its dequantized copy, ``w``."""
+
+    def make(shape: Sequence[int], dtype: str, key: Any) -> Inputs:
+        mx = mlx_core()
+        family = f"qmm{bits}"
+        m, k, n = _dims(shape, 3, family, "[m, k, n]")
+        if k % QUANT_GROUP:
+            raise ValueError(f"family `{family}` needs k divisible by {QUANT_GROUP}, got {k}")
+        kx, kw = mx.random.split(key)
+        w = _normal(mx, kw, [n, k], dtype, 1 / math.sqrt(k))
+        packed, scales, biases = mx.quantize(w, group_size=QUANT_GROUP, bits=bits)
+        dense = mx.dequantize(packed, scales, biases, group_size=QUANT_GROUP, bits=bits)
+        return _evaluated(mx, _normal(mx, kx, [m, k], dtype, 1 / math.sqrt(k)), packed, scales, biases, dense, w)
+
+    make.__qualname__ = f"qmm{bits}_inputs"
+    return make
+
+
+def _qmm_ops(bits: int) -> tuple[OpEntry, ...]:
+    """The quantized product, the dense product on the dequantized weight, and on the original weight."""
+    family, make = f"qmm{bits}", _qmm_inputs(bits)
+
+    def quantized(x: Any, packed: Any, scales: Any, biases: Any, dense: Any, w: Any) -> Any:
+        return mlx_core().quantized_matmul(x, packed, scales, biases, transpose=True, group_size=QUANT_GROUP, bits=bits)
+
+    def dequantized(x: Any, packed: Any, scales: Any, biases: Any, dense: Any, w: Any) -> Any:
+        return x @ dense.T
+
+    def original(x: Any, packed: Any, scales: Any, biases: Any, dense: Any, w: Any) -> Any:
+        return x @ w.T
+
+    for fn, role in ((quantized, "quantized"), (dequantized, "dequantized"), (original, "original")):
+        fn.__qualname__ = f"{family}_{role}"
+    return (
+        OpEntry(f"{family}_quantized", family, make, quantized, f"mx.quantized_matmul, {bits}-bit group {QUANT_GROUP}"),
+        OpEntry(f"{family}_dequantized", family, make, dequantized, f"dense x @ W^T on the dequantized {bits}-bit weight"),
+        OpEntry(f"{family}_original", family, make, original, "dense x @ W^T on the original (unquantized) weight"),
+    )
+
+
+def silu(x: Any) -> Any:
+    """``x * sigmoid(x)``: GELU's sigmoid form with 1 in place of 1.702."""
+    return _nn().silu(x)
+
+
+def _in_bfloat16(x: Any) -> Any:
+    return x.astype(mlx_core().bfloat16)
+
+
+def rms_norm_reference_bf16(x: Any, w: Any) -> Any:
+    """The reference RMSNorm computed throughout in bfloat16 (a precision loss the probe must see)."""
+    mx = mlx_core()
+    z = _in_bfloat16(x)
+    normed = z * mx.rsqrt(mx.mean(z * z, axis=-1, keepdims=True) + NORM_EPS)
+    return (normed * _in_bfloat16(w)).astype(x.dtype)
+
+
+def layer_norm_reference_bf16(x: Any, w: Any, b: Any) -> Any:
+    """The reference LayerNorm computed throughout in bfloat16 (a precision loss the probe must see)."""
+    mx = mlx_core()
+    z = _in_bfloat16(x)
+    mean = mx.mean(z, axis=-1, keepdims=True)
+    var = mx.var(z, axis=-1, keepdims=True)
+    return ((z - mean) * mx.rsqrt(var + NORM_EPS) * _in_bfloat16(w) + _in_bfloat16(b)).astype(x.dtype)
+
+
 for _entry in (
     OpEntry("gelu", "unary", unary_inputs, gelu, "mlx.nn.gelu (exact, erf)"),
     OpEntry("gelu_approx", "unary", unary_inputs, gelu_approx, "mlx.nn.gelu_approx (tanh approximation)"),
@@ -371,5 +439,11 @@ for _entry in (
     OpEntry("matmul_rows", "matmul", matmul_inputs, matmul_rows, "x @ w one row at a time, concatenated"),
     OpEntry("quantized_matmul", "quantized_linear", quantized_linear_inputs, quantized_matmul, "mx.quantized_matmul, 4-bit group 64"),
     OpEntry("dequantized_matmul", "quantized_linear", quantized_linear_inputs, dequantized_matmul, "dense x @ W^T on the dequantized weight"),
+    OpEntry("silu", "unary", unary_inputs, silu, "mlx.nn.silu: x * sigmoid(x)"),
+    OpEntry("rms_norm_reference_bf16", "rms_norm", rms_norm_inputs, rms_norm_reference_bf16, "the reference RMSNorm in bfloat16 throughout"),
+    OpEntry("layer_norm_reference_bf16", "layer_norm", layer_norm_inputs, layer_norm_reference_bf16, "the reference LayerNorm in bfloat16 throughout"),
+    OpEntry("layer_norm_reference_compiled", "layer_norm", layer_norm_inputs, _compiled(layer_norm_reference), "the reference LayerNorm under mx.compile"),
+    *_qmm_ops(4),
+    *_qmm_ops(8),
 ):
     register_op(_entry)

@@ -7,6 +7,10 @@ of still being on the path at ``i``, one seed departs at ``i`` with probability 
 So ``hazard(L) = sum_{i in L} S_i (1 - q_i) / sum_{i in L} S_i`` exactly. It stays defined where
 every sampled seed has already departed before the first L-position (nothing at risk), and it
 has no seed-to-seed noise, so a selectivity near 1 is a property of the model, not of the draw.
+
+Pooled over prompts (expected departures and at-risk mass summed, as the sampled estimator sums
+counts), the exact hazard is the limit the sampled pooled hazard tends to as seeds grow, so
+``route_exact`` is the seedless, deterministic twin of the route hazard probe's selectivities.
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from claimcheck.errors import NotApplicable
+from claimcheck.probe import Output, ProbeContext, probe
+from .curve_text import DEFAULT_MODEL
 
 LABELS = ("FORK", "REMERGE")
 
@@ -69,3 +77,101 @@ def exact_counts(rows: np.ndarray, ref: Sequence[int], labels: Sequence[str], po
 def log_or_none(value: float | None) -> float | None:
     """The natural log of a positive value, else None (a zero or undefined ratio has no log)."""
     return math.log(value) if value is not None and value > 0 else None
+
+
+def pooled(counts: Sequence[ExactCounts]) -> ExactCounts:
+    """Expected departures and at-risk mass summed over prompts (the sampled estimator pools counts the same way)."""
+    total = ExactCounts({k: 0.0 for k in LABELS}, {k: 0.0 for k in LABELS})
+    for c in counts:
+        total = total + c
+    return total
+
+
+def exact_outputs(mine: ExactCounts, theirs: ExactCounts) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """The pooled exact figures of ``policy`` (mine) and ``reference_policy`` (theirs), one value each.
+
+    An undefined figure (nothing at risk, a zero hazard in a ratio) has no value; its reason is
+    returned instead, never a substitute number.
+    """
+    def fork_factor() -> float | None:
+        a, b = mine.hazard("FORK"), theirs.hazard("FORK")
+        return a / b if a is not None and b else None
+
+    def remerge_factor() -> float | None:
+        a, b = mine.hazard("REMERGE"), theirs.hazard("REMERGE")
+        return a / b if a is not None and b else None
+
+    figures = {
+        "selectivity": mine.selectivity(),
+        "reference_selectivity": theirs.selectivity(),
+        "log_selectivity": log_or_none(mine.selectivity()),
+        "reference_log_selectivity": log_or_none(theirs.selectivity()),
+        "fork_hazard": mine.hazard("FORK"),
+        "remerge_hazard": mine.hazard("REMERGE"),
+        "log_fork_factor": log_or_none(fork_factor()),
+        "log_remerge_factor": log_or_none(remerge_factor()),
+    }
+    values = {name: [] if value is None else [float(value)] for name, value in figures.items()}
+    undefined = {name: "no probability mass at risk at a FORK or REMERGE position, or a zero hazard in a ratio"
+                 for name, value in figures.items() if value is None}
+    return values, undefined
+
+
+_EXACT_OUTPUTS = {
+    "selectivity": Output("ratio", description="exact hazard(FORK)/hazard(REMERGE) of `policy`, pooled over prompts (no seeds)"),
+    "reference_selectivity": Output("ratio", description="the same for `reference_policy`"),
+    "log_selectivity": Output("log ratio", description="ln of `policy`'s exact pooled selectivity"),
+    "reference_log_selectivity": Output("log ratio", description="the same for `reference_policy`"),
+    "fork_hazard": Output("fraction", description="exact hazard(FORK) of `policy`, pooled over prompts"),
+    "remerge_hazard": Output("fraction", description="exact hazard(REMERGE) of `policy`, pooled over prompts"),
+    "log_fork_factor": Output("log ratio", description="ln(exact hazard(FORK) of `policy` / that of `reference_policy`)"),
+    "log_remerge_factor": Output("log ratio", description="ln(exact hazard(REMERGE) of `policy` / that of `reference_policy`)"),
+}
+
+
+@probe("route_exact", outputs=_EXACT_OUTPUTS, reads_text=True, deterministic=True)
+def route_exact(
+    ctx: ProbeContext,
+    *,
+    model: str = DEFAULT_MODEL,
+    variant: str | None = "fp32",
+    prompts: str | Sequence[str] = "creative",
+    policy: str = "curve-router",
+    reference_policy: str = "curve-id",
+    genuine_p2: float = 0.05,
+    max_ref_tokens: int = 80,
+    batch_size: int = 64,
+) -> dict[str, list[float]]:
+    """Exact route hazards and selectivities of two policies, pooled over prompts, from teacher-forced passes.
+
+    The fork map is the route hazard probe's (same trace, same labels, same cache); where the
+    sampled estimator's seeds leave nothing at risk, this one stays defined. Raises
+    :class:`NotApplicable` when either policy's selectivity is undefined even so.
+    """
+    from claimcheck.sampling import ROUTE_POLICIES, get_policy
+    from claimcheck.sampling.reference import ReferencePasses
+    from .curve_setup import prompt_run
+    from .fork_map import trace_keys, trace_rules, traces
+    from .route_hazard import exact_values
+
+    for name in (policy, reference_policy):
+        get_policy(name)  # fail fast on a typo
+    run = prompt_run(ctx, model, variant, prompts)
+    chosen = list(run.chosen)
+    passes = ReferencePasses(run.lm.model)
+    records = traces(ctx, run.lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size, passes=passes)
+    key_of_trace = trace_keys(run.lm, chosen, run.ids, trace_rules(genuine_p2), max_ref_tokens, run.stops)
+    names = sorted(set(ROUTE_POLICIES) | {policy, reference_policy})  # the route hazard probe's policy set: a shared cache entry
+    exact = exact_values(ctx, run, passes, records, names, key_of_trace)
+    per_policy = {name: pooled([exact[p.id][name] for p in chosen]) for name in names}
+    values, undefined = exact_outputs(per_policy[policy], per_policy[reference_policy])
+    ctx.artifacts["exact_table"] = {name: counts.to_json() for name, counts in per_policy.items()}
+    ctx.artifacts["per_prompt"] = {p.id: {name: exact[p.id][name].selectivity() for name in names} for p in chosen}
+    ctx.artifacts["labels"] = {p.id: {label: records[p.id]["labels"].count(label) for label in ("FORK", "REMERGE", "LOCKED")}
+                               for p in chosen}
+    ctx.artifacts["undefined"] = undefined
+    ctx.info.update({"prompts": [p.id for p in chosen], "policy": policy, "reference_policy": reference_policy})
+    missing = [name for name in ("selectivity", "reference_selectivity") if name in undefined]
+    if missing:
+        raise NotApplicable(f"exact {' and '.join(missing)} undefined on {', '.join(p.id for p in chosen)}: {undefined[missing[0]]}")
+    return values

@@ -12,21 +12,22 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probe import Output, PackPlot, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
-from .curve_prompts import CurvePrompt, select_prompts
-from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
+from .curve_setup import PromptRun, prompt_run
+from .curve_text import DEFAULT_MODEL, model_key
 from .fork_map import trace_keys, trace_rules, traces
 from .route_exact import ExactCounts, exact_counts, log_or_none
 
 if TYPE_CHECKING:
     from claimcheck.sampling.generate import Root
+    from claimcheck.sampling.reference import ReferencePasses
 
 
 def route_values(
     ctx: ProbeContext,
-    lm: Any,
-    chosen: Sequence[CurvePrompt],
+    run: PromptRun,
+    passes: ReferencePasses,
     records: Mapping[str, Mapping[str, Any]],
     policy_names: Sequence[str],
     seeds: int,
@@ -34,11 +35,11 @@ def route_values(
     batch_size: int,
     trace_key_of: Mapping[str, dict[str, Any]],
 ) -> dict[str, Any]:
+    """Per prompt and policy, the first departure of every seed and the coherence of fork departures (cached per prompt)."""
     from claimcheck.sampling import GenerationStats, get_policy
-    from claimcheck.sampling.runs import first_departures, fork_departure_coherence, reference_pass
+    from claimcheck.sampling.departures import first_departures, fork_departure_coherence
 
-    ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
-    stops = stop_token_ids(lm.tokenizer)
+    lm, chosen, ids, stops = run.lm, run.chosen, run.ids, run.stops
     keys = {
         p.id: model_key(lm) | {
             "probe": "route_hazard", "trace": trace_key_of[p.id], "policies": sorted(policy_names),
@@ -56,7 +57,7 @@ def route_values(
         for name in missing:
             record = records[name]
             ref, labels = record["ref"], record["labels"]
-            root, rows = reference_pass(lm.model, ids[name], ref)
+            root, rows = passes.get(ids[name], ref)
             roots.append(root)
             per_policy: dict[str, dict[str, Any]] = {}
             for policy in policies:
@@ -85,22 +86,20 @@ def route_values(
 
 
 def exact_values(
-    ctx: ProbeContext, lm: Any, chosen: Sequence[CurvePrompt], records: Mapping[str, Mapping[str, Any]],
+    ctx: ProbeContext, run: PromptRun, passes: ReferencePasses, records: Mapping[str, Mapping[str, Any]],
     policy_names: Sequence[str], trace_key_of: Mapping[str, dict[str, Any]],
 ) -> dict[str, dict[str, ExactCounts]]:
     """Per prompt and policy, the exact (seedless) expected departures and at-risk mass (``probes/route_exact.py``)."""
     from claimcheck.sampling import get_policy
-    from claimcheck.sampling.runs import reference_pass
 
-    keys = {p.id: model_key(lm) | {"probe": "route_exact", "trace": trace_key_of[p.id], "policies": sorted(policy_names)}
-            for p in chosen}
-    prompt_ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
+    keys = {p.id: model_key(run.lm) | {"probe": "route_exact", "trace": trace_key_of[p.id], "policies": sorted(policy_names)}
+            for p in run.chosen}
 
     def compute(missing: list[str]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name in missing:
             ref, labels = records[name]["ref"], records[name]["labels"]
-            _, rows = reference_pass(lm.model, prompt_ids[name], ref)
+            _, rows = passes.get(run.ids[name], ref)
             out[name] = {policy: exact_counts(rows, ref, labels, get_policy(policy)).to_json() for policy in sorted(policy_names)}
         return out
 
@@ -125,7 +124,14 @@ _ROUTE_OUTPUTS = {
 }
 
 
-@probe("route_hazard", outputs=_ROUTE_OUTPUTS, reads_text=True)
+_ROUTE_PLOT = PackPlot(
+    "route_hazard", "Route hazard per policy", "rates", artifact="route_table", events=("FORK", "REMERGE"),
+    numerator="departures", denominator="at_risk",
+    caption="Share of positions at risk where each policy left the greedy path, at FORK and at REMERGE positions, "
+            "pooled over prompts and seeds, with exact 95% binomial intervals.")
+
+
+@probe("route_hazard", outputs=_ROUTE_OUTPUTS, reads_text=True, plot=_ROUTE_PLOT)
 @whole_on_first_look(_ROUTE_OUTPUTS)
 def route_hazard(
     ctx: ProbeContext,
@@ -144,18 +150,19 @@ def route_hazard(
 ) -> dict[str, list[float]]:
     """Departure hazards at FORK vs REMERGE positions under matched seeds, and fork-departure coherence."""
     from claimcheck.sampling import ROUTE_POLICIES, Counts, get_policy, hazard, jackknife_pseudovalues, sample_counts, selectivity
+    from claimcheck.sampling.reference import ReferencePasses
     from claimcheck.sampling.routes import Value, ratio
 
     for name in (policy, reference_policy):
         get_policy(name)  # fail fast on a typo
-    chosen = select_prompts(prompts)
-    lm = load_text_model(ctx, model, variant)
+    run = prompt_run(ctx, model, variant, prompts)
+    lm, chosen = run.lm, list(run.chosen)
+    passes = ReferencePasses(lm.model)  # one teacher-forced pass per reference: the trace, the departures, the exact hazards
     rules = trace_rules(genuine_p2)
-    records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size)
-    ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in chosen}
-    key_of_trace = trace_keys(lm, chosen, ids, rules, max_ref_tokens, stop_token_ids(lm.tokenizer))
+    records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size, passes=passes)
+    key_of_trace = trace_keys(lm, chosen, run.ids, rules, max_ref_tokens, run.stops)
     names = sorted(set(ROUTE_POLICIES) | {policy, reference_policy})
-    routes = route_values(ctx, lm, chosen, records, names, seeds, coherence_seeds, batch_size, key_of_trace)
+    routes = route_values(ctx, run, passes, records, names, seeds, coherence_seeds, batch_size, key_of_trace)
 
     def per_seed(policy_name: str) -> list[Counts]:
         counts = []
@@ -198,7 +205,7 @@ def route_hazard(
     out["coherence_gap"] = gaps
     out["incoherent"] = [1.0 if gap > coherence_nats else 0.0 for gap in gaps]
 
-    exact = exact_values(ctx, lm, chosen, records, names, key_of_trace)
+    exact = exact_values(ctx, run, passes, records, names, key_of_trace)
     paired = [(log_or_none(exact[p.id][policy].selectivity()), log_or_none(exact[p.id][reference_policy].selectivity())) for p in chosen]
     out["exact_log_selectivity"] = [a for a, b in paired if a is not None and b is not None]
     out["reference_exact_log_selectivity"] = [b for a, b in paired if a is not None and b is not None]

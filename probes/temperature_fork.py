@@ -18,8 +18,7 @@ from claimcheck.errors import ProbeError
 from claimcheck.probe import Output, ProbeContext, probe
 
 from .curve_cache import whole_on_first_look
-from .curve_text import DEFAULT_MODEL
-from .temperature_search import TEMPERATURE_GRID, temperature_search
+from .temperature_search import SEARCH, SearchDesign, record_search, run_search
 
 _OUTPUTS = {
     "crossed_twin_fork": Output("0/1", description="temperature sample agrees with the target past the position "
@@ -29,43 +28,48 @@ _OUTPUTS = {
 }
 
 
+def twin_of(design: SearchDesign) -> SearchDesign:
+    """The target's own seed at temperature 1 and nothing else: the one-sample search that locates the fork."""
+    return design.replace(temperatures=(1.0,), seeds=1, seed_start=design.target_seed, search_policy="")
+
+
 @probe("temperature_fork", outputs=_OUTPUTS, reads_text=True)
 @whole_on_first_look(_OUTPUTS)
 def temperature_fork(
     ctx: ProbeContext,
     *,
-    model: str = DEFAULT_MODEL,
-    variant: str | None = "fp32",
-    prompt: str = "lighthouse",
-    target_policy: str = "curve-router",
-    target_seed: int = 102,
-    temperatures: Sequence[float] = TEMPERATURE_GRID,
-    seeds: int = 26,
-    seed_start: int = 0,
-    max_tokens: int = 48,
+    model: str = SEARCH.model,
+    variant: str | None = SEARCH.variant,
+    prompt: str = SEARCH.prompt,
+    target_policy: str = SEARCH.target_policy,
+    target_seed: int = SEARCH.target_seed,
+    temperatures: Sequence[float] = SEARCH.temperatures,
+    seeds: int = SEARCH.seeds,
+    seed_start: int = SEARCH.seed_start,
+    max_tokens: int = SEARCH.max_tokens,
     max_shared: int = 0,
     stop_at_miss: bool = True,
-    search_policy: str = "",
+    search_policy: str = SEARCH.search_policy,
 ) -> dict[str, list[float]]:
     """Per temperature sample: does it pass the target's twin fork, and does it share more than ``max_shared`` tokens?
 
     The twin is the target's own seed at temperature 1 (same random stream, no reshaping); its
     shared prefix with the target is the fork position. The sweep is the temperature search
-    itself (cached with it), so the samples are those the exact-match claims read;
-    ``search_policy`` replaces pure temperature in the sweep (not in the twin), as there.
+    itself (:func:`run_search`, cached with it), so the samples are those the exact-match claims
+    read; ``search_policy`` replaces pure temperature in the sweep (not in the twin), as there.
     """
-    common = dict(model=model, variant=variant, prompt=prompt, target_policy=target_policy, target_seed=target_seed,
-                  max_tokens=max_tokens, stop_at_miss=stop_at_miss)
-    if target_seed in range(int(seed_start), int(seed_start) + int(seeds)) and 1.0 in [float(t) for t in temperatures]:
+    design = SearchDesign(model, variant, prompt, target_policy, target_seed, tuple(temperatures), seeds, seed_start,
+                          max_tokens, stop_at_miss, search_policy)
+    if int(target_seed) in design.seed_list() and 1.0 in design.temperatures:
         raise ProbeError("the sweep includes the target's own seed at temperature 1, the twin that locates the fork")
-    twin = temperature_search(ctx, **common, temperatures=[1.0], seeds=1, seed_start=target_seed)
-    if not twin.get("shared_prefix"):
+    twin = run_search(ctx, twin_of(design)).rows
+    if not twin:
         raise ProbeError("the target's own seed gave no temperature-1 sample to locate the fork with")
-    fork = float(twin["shared_prefix"][0])
+    fork = float(twin[0]["shared_prefix"])
+    sweep = run_search(ctx, design)
+    record_search(ctx, sweep)
     ctx.artifacts["twin_fork"] = {"seed": int(target_seed), "temperature": 1.0, "fork_position": fork}
-    sweep = temperature_search(ctx, **common, temperatures=temperatures, seeds=seeds, seed_start=seed_start,
-                               search_policy=search_policy)
-    shared = [float(value) for value in sweep["shared_prefix"]]
+    shared = [float(r["shared_prefix"]) for r in sweep.rows]
     return {
         "crossed_twin_fork": [1.0 if value > fork else 0.0 for value in shared],
         "beyond_max_shared": [1.0 if value > max_shared else 0.0 for value in shared],

@@ -5,10 +5,16 @@ exact match, recording fork crossings, shared prefixes and content recall per sa
 also checks that the target's own seed reproduces it and records the exact, seedless odds of an
 exact match (``probes/temperature_controls.py``); ``search_policy`` replaces pure temperature by
 another policy, e.g. the target's own under other seeds: the base rate of exact matches.
+
+:class:`SearchDesign` and :func:`run_search` are what every probe reading a temperature search
+shares (``probes/temperature_fork.py`` too): one set of parameters and defaults, one setup, one
+cache key, so two probes asking for the same search read the same cached samples.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from claimcheck.errors import ProbeError
@@ -19,6 +25,139 @@ from .curve_prompts import one_prompt
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
 
 TEMPERATURE_GRID = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4, 1.6, 2.0)
+
+
+@dataclass(frozen=True)
+class SearchDesign:
+    """One temperature search: the target (a policy's sample at one seed) and the sweep that looks for it.
+
+    Attributes:
+        model, variant: the model the target and the sweep are drawn from.
+        prompt: the one prompt id both are drawn for.
+        target_policy, target_seed: the policy and seed that draw the target.
+        temperatures, seeds, seed_start: the sweep, temperatures x seeds counting from ``seed_start``.
+        max_tokens: the length of every sample.
+        stop_at_miss: cut a sample once its text can no longer equal the target's.
+        search_policy: a policy drawing the sweep's samples instead of pure temperature ("" for none).
+    """
+
+    model: str = DEFAULT_MODEL
+    variant: str | None = "fp32"
+    prompt: str = "lighthouse"
+    target_policy: str = "curve-router"
+    target_seed: int = 102
+    temperatures: tuple[float, ...] = TEMPERATURE_GRID
+    seeds: int = 26
+    seed_start: int = 0
+    max_tokens: int = 48
+    stop_at_miss: bool = False
+    search_policy: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "temperatures", tuple(float(t) for t in self.temperatures))
+
+    def seed_list(self) -> list[int]:
+        """The sweep's seeds, in order."""
+        return list(range(int(self.seed_start), int(self.seed_start) + int(self.seeds)))
+
+    def replace(self, **changes: Any) -> "SearchDesign":
+        """The same design with some parameters changed."""
+        return dataclasses.replace(self, **changes)
+
+
+SEARCH = SearchDesign()  # the defaults the temperature probes' signatures show
+
+
+@dataclass(frozen=True)
+class SearchRun:
+    """A temperature search as run: the model, the tokenised prompt, the policies and the (cached) result."""
+
+    design: SearchDesign
+    lm: Any
+    ids: list[int]
+    stops: list[int]
+    target: Any
+    arm: Any
+    result: dict[str, Any]
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per sweep sample (temperature, seed, exact match, fork crossing, shared prefix, recall, text)."""
+        return list(self.result["samples"])
+
+
+def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64) -> SearchRun:
+    """Draw (or read from the cache) the target and the sweep; fail unless the target's own seed gives it back."""
+    from claimcheck.sampling import get_policy
+    from claimcheck.sampling.runs import temperature_search as search
+
+    chosen = one_prompt(design.prompt)
+    target = get_policy(design.target_policy)
+    arm = get_policy(design.search_policy) if design.search_policy else None
+    lm = load_text_model(ctx, design.model, design.variant)
+    ids = chat_ids(lm.tokenizer, chosen.text)
+    stops = stop_token_ids(lm.tokenizer)
+    seed_list = design.seed_list()
+    key = model_key(lm) | {
+        "probe": "temperature_search", "prompt_ids": ids, "target_policy": design.target_policy, "target_seed": int(design.target_seed),
+        "temperatures": list(design.temperatures), "seeds": seed_list, "max_tokens": int(design.max_tokens), "ban_ids": stops,
+    } | ({"stop_at_miss": True} if design.stop_at_miss else {}) | ({"search_policy": design.search_policy} if design.search_policy else {})
+
+    def compute(_: list[str]) -> dict[str, Any]:
+        found = search(
+            lm.model, lm.tokenizer.decode, ids, target_policy=target, target_seed=int(design.target_seed),
+            temperatures=[] if arm else list(design.temperatures), seeds=seed_list, max_tokens=int(design.max_tokens),
+            ban_ids=stops, batch_size=batch_size, progress=ctx.progress, stop_at_miss=bool(design.stop_at_miss),
+        )
+        if arm is not None:
+            count = len(design.temperatures) * len(seed_list)
+            ctx.progress(f"temperature search: {count} samples of `{arm.name}`")
+            found["samples"] = policy_arm(
+                lm.model, lm.tokenizer.decode, ids, found["target"], found["fork_position"], policy=arm,
+                seeds=search_seeds(count, int(design.seed_start), int(design.target_seed)),
+                max_tokens=int(design.max_tokens), ban_ids=stops, batch_size=batch_size, stop_at_miss=bool(design.stop_at_miss),
+            )
+        return {chosen.id: found}
+
+    result = cached_many(ctx, {chosen.id: key}, compute)[chosen.id]
+    if not own_seed_reproduces(lm.model, ids, result["target"], policy=target, seed=int(design.target_seed), ban_ids=stops):
+        raise ProbeError(f"`{design.target_policy}` at seed {design.target_seed} did not reproduce its own sample: "
+                         "exact matches cannot be counted")
+    return SearchRun(design, lm, ids, stops, target, arm, result)
+
+
+def record_search(ctx: ProbeContext, run: SearchRun) -> None:
+    """The search's evidence: exact-match odds per policy, the target, per-temperature counts, the closest samples."""
+    from claimcheck.sampling import teacher_forced_logprobs, temperature_policy
+
+    rows, tokens = run.rows, run.result["target"]["tokens"]
+    forced = teacher_forced_logprobs(run.lm.model, run.ids, tokens)
+    ctx.artifacts["exact_match_log10_probability"] = {
+        "target_policy": exact_match_log10(forced, tokens, run.target, run.stops),
+        "temperatures": {f"{t:g}": exact_match_log10(forced, tokens, temperature_policy(t), run.stops) for t in run.design.temperatures},
+        "means": "log10 P(the policy draws the target token for token); the target's policy gives the base rate of a match",
+    }
+    ctx.artifacts["own_seed_reproduces"] = True
+    ctx.artifacts["target"] = run.result["target"] | {"fork_position": run.result["fork_position"], "greedy": run.result["greedy"]["text"]}
+    if run.arm is not None:
+        ctx.artifacts["search_arm"] = {"policy": run.arm.name, "samples": len(rows), "exact": sum(r["exact_match"] for r in rows),
+                                       "crossed_fork": sum(r["crossed_fork"] for r in rows), "excludes_seed": int(run.design.target_seed)}
+    by_t: dict[str, dict[str, float]] = {}
+    for t in run.design.temperatures if run.arm is None else ():
+        subset = [r for r in rows if r["temperature"] == t]
+        by_t[f"{t:g}"] = {
+            "samples": len(subset),
+            "exact": sum(r["exact_match"] for r in subset),
+            "crossed_fork": sum(r["crossed_fork"] for r in subset),
+            "mean_shared_prefix": round(sum(r["shared_prefix"] for r in subset) / max(1, len(subset)), 2),
+        }
+    ctx.artifacts["by_temperature"] = by_t
+    closest = sorted(rows, key=lambda r: (-r["shared_prefix"], -(r["content_recall"] or 0)))[:5]
+    ctx.artifacts["closest_samples"] = [
+        {k: r.get(k) for k in ("temperature", "seed", "shared_prefix", "content_recall", "stopped_at_miss", "text")} for r in closest
+    ]
+    ctx.artifacts["stopped_at_miss"] = sum(1 for r in rows if r.get("stopped_at_miss"))
+    ctx.artifacts["work"] = run.result["work"]
 
 
 _SEARCH_OUTPUTS = {
@@ -34,18 +173,18 @@ _SEARCH_OUTPUTS = {
 def temperature_search(
     ctx: ProbeContext,
     *,
-    model: str = DEFAULT_MODEL,
-    variant: str | None = "fp32",
-    prompt: str = "lighthouse",
-    target_policy: str = "curve-router",
-    target_seed: int = 102,
-    temperatures: Sequence[float] = TEMPERATURE_GRID,
-    seeds: int = 26,
-    seed_start: int = 0,
-    max_tokens: int = 48,
+    model: str = SEARCH.model,
+    variant: str | None = SEARCH.variant,
+    prompt: str = SEARCH.prompt,
+    target_policy: str = SEARCH.target_policy,
+    target_seed: int = SEARCH.target_seed,
+    temperatures: Sequence[float] = SEARCH.temperatures,
+    seeds: int = SEARCH.seeds,
+    seed_start: int = SEARCH.seed_start,
+    max_tokens: int = SEARCH.max_tokens,
     batch_size: int = 64,
-    stop_at_miss: bool = False,
-    search_policy: str = "",
+    stop_at_miss: bool = SEARCH.stop_at_miss,
+    search_policy: str = SEARCH.search_policy,
 ) -> dict[str, list[float]]:
     """Sweep pure temperature x seeds for an exact match of one curve-generated sample.
 
@@ -57,68 +196,11 @@ def temperature_search(
     that policy instead, at seeds counting from ``seed_start`` without ``target_seed``: with the
     target's own policy this is the base rate of exact matches under an identical distribution.
     """
-    from claimcheck.sampling import get_policy, teacher_forced_logprobs, temperature_policy
-    from claimcheck.sampling.runs import temperature_search as search
-
-    chosen = one_prompt(prompt)
-    target = get_policy(target_policy)
-    lm = load_text_model(ctx, model, variant)
-    ids = chat_ids(lm.tokenizer, chosen.text)
-    stops = stop_token_ids(lm.tokenizer)
-    seed_list = list(range(int(seed_start), int(seed_start) + int(seeds)))
-    key = model_key(lm) | {
-        "probe": "temperature_search", "prompt_ids": ids, "target_policy": target_policy, "target_seed": int(target_seed),
-        "temperatures": [float(t) for t in temperatures], "seeds": seed_list, "max_tokens": int(max_tokens), "ban_ids": stops,
-    } | ({"stop_at_miss": True} if stop_at_miss else {}) | ({"search_policy": search_policy} if search_policy else {})
-    arm = get_policy(search_policy) if search_policy else None
-
-    def compute(_: list[str]) -> dict[str, Any]:
-        found = search(
-            lm.model, lm.tokenizer.decode, ids, target_policy=target, target_seed=int(target_seed),
-            temperatures=[] if arm else [float(t) for t in temperatures], seeds=seed_list, max_tokens=int(max_tokens),
-            ban_ids=stops, batch_size=batch_size, progress=ctx.progress, stop_at_miss=bool(stop_at_miss),
-        )
-        if arm is not None:
-            ctx.progress(f"temperature search: {len(temperatures) * len(seed_list)} samples of `{arm.name}`")
-            found["samples"] = policy_arm(
-                lm.model, lm.tokenizer.decode, ids, found["target"], found["fork_position"], policy=arm,
-                seeds=search_seeds(len(temperatures) * len(seed_list), int(seed_start), int(target_seed)),
-                max_tokens=int(max_tokens), ban_ids=stops, batch_size=batch_size, stop_at_miss=bool(stop_at_miss),
-            )
-        return {chosen.id: found}
-
-    result = cached_many(ctx, {chosen.id: key}, compute)[chosen.id]
-    rows = result["samples"]
-    if not own_seed_reproduces(lm.model, ids, result["target"], policy=target, seed=int(target_seed), ban_ids=stops):
-        raise ProbeError(f"`{target_policy}` at seed {target_seed} did not reproduce its own sample: exact matches cannot be counted")
-    forced = teacher_forced_logprobs(lm.model, ids, result["target"]["tokens"])
-    ctx.artifacts["exact_match_log10_probability"] = {
-        "target_policy": exact_match_log10(forced, result["target"]["tokens"], target, stops),
-        "temperatures": {f"{float(t):g}": exact_match_log10(forced, result["target"]["tokens"], temperature_policy(float(t)), stops)
-                         for t in temperatures},
-        "means": "log10 P(the policy draws the target token for token); the target's policy gives the base rate of a match",
-    }
-    ctx.artifacts["own_seed_reproduces"] = True
-    ctx.artifacts["target"] = result["target"] | {"fork_position": result["fork_position"], "greedy": result["greedy"]["text"]}
-    if arm is not None:
-        ctx.artifacts["search_arm"] = {"policy": arm.name, "samples": len(rows), "exact": sum(r["exact_match"] for r in rows),
-                                       "crossed_fork": sum(r["crossed_fork"] for r in rows), "excludes_seed": int(target_seed)}
-    by_t: dict[str, dict[str, float]] = {}
-    for t in temperatures if arm is None else ():
-        subset = [r for r in rows if r["temperature"] == float(t)]
-        by_t[f"{float(t):g}"] = {
-            "samples": len(subset),
-            "exact": sum(r["exact_match"] for r in subset),
-            "crossed_fork": sum(r["crossed_fork"] for r in subset),
-            "mean_shared_prefix": round(sum(r["shared_prefix"] for r in subset) / max(1, len(subset)), 2),
-        }
-    ctx.artifacts["by_temperature"] = by_t
-    closest = sorted(rows, key=lambda r: (-r["shared_prefix"], -(r["content_recall"] or 0)))[:5]
-    ctx.artifacts["closest_samples"] = [
-        {k: r.get(k) for k in ("temperature", "seed", "shared_prefix", "content_recall", "stopped_at_miss", "text")} for r in closest
-    ]
-    ctx.artifacts["stopped_at_miss"] = sum(1 for r in rows if r.get("stopped_at_miss"))
-    ctx.artifacts["work"] = result["work"]
+    design = SearchDesign(model, variant, prompt, target_policy, target_seed, tuple(temperatures), seeds, seed_start,
+                          max_tokens, stop_at_miss, search_policy)
+    run = run_search(ctx, design, batch_size=batch_size)
+    record_search(ctx, run)
+    rows = run.rows
     return {
         "exact_match": [float(r["exact_match"]) for r in rows],
         "crossed_fork": [float(r["crossed_fork"]) for r in rows],

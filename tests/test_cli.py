@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -14,26 +13,11 @@ import pytest
 from claimcheck import cli
 from claimcheck.store import EvidenceStore
 
+from .cli._shared import GOOD, synth
+from .cli._shared import one_line_error as _one_line_error
+from .cli._shared import store_run as _store
+
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("cc_synthetic", ROOT / "tests" / "store" / "synthetic.py")
-synth = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(synth)
-
-
-def _store(path: Path, *outcomes: dict, machine: dict = synth.MACHINE_A, machine_class: str = synth.CLASS_A) -> str:
-    with EvidenceStore(path) as store:
-        run_id = store.begin_run(machine=machine, machine_class=machine_class, options={}, suite_commit="s",
-                                 claims_commit="c")
-        for outcome in outcomes:
-            store.record(run_id, outcome)
-        store.finish_run(run_id)
-    return run_id
-
-
-def _one_line_error(capsys) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("claimcheck: "), err
-    return err
 
 
 def test_report_rebuilds_from_the_store(tmp_path, capsys) -> None:
@@ -109,17 +93,6 @@ def test_merge_of_a_newer_store_is_refused(tmp_path, capsys) -> None:
     conn.close()
     assert cli.main(["merge", str(tmp_path / "dest.sqlite"), str(newer)]) == 2
     assert "schema version 9 is newer" in _one_line_error(capsys)
-
-
-GOOD = """\
-id: doubled-bandwidth
-title: Doubling is exact
-statement: Two times 21 is 42.
-source: {doc: notes.md, section: "§1", figure: "42"}
-scope: {kind: portable, backend: any}
-probe: {name: no_such_probe_here}
-check: {rule: exact, output: value, expected: 42, tolerance: 0}
-"""
 
 
 def test_validate_reports_every_problem_with_file_and_line(tmp_path, capsys) -> None:

@@ -64,11 +64,16 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
     report.set_defaults(handler=cmd_report)
 
-    publish = sub.add_parser("publish", help="regenerate the committed reports/ from a chosen run")
+    publish = sub.add_parser("publish", help="record a chosen run in reports/profiles/ and regenerate reports/ "
+                                             "and the comparison from it")
     _store_flag(publish)
     _run_flags(publish, "publish")
     publish.add_argument("--out", default="reports", help="the committed report folder (default reports/)")
     publish.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
+    publish.add_argument("--profile", help="committed profile to record the run in (default: OUT/profiles/ file "
+                                           "holding most runs of its machine class, else one named after it)")
+    publish.add_argument("--no-record", action="store_true",
+                         help="do not record the run in a committed profile (build reports from --store)")
     publish.set_defaults(handler=cmd_publish)
 
     accept = sub.add_parser("accept", help="accept a run's verdicts as the expected ones (claims/verdicts.lock)")
@@ -76,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     _run_flags(accept, "accept")
     accept.add_argument("--lock", default=str(Path("claims") / "verdicts.lock"),
                         help="the lock file (default claims/verdicts.lock)")
+    accept.add_argument("--update", action="store_true",
+                        help="keep the expectations of items the run did not include (a run of part of the suite)")
     accept.set_defaults(handler=cmd_accept)
 
     runs = sub.add_parser("runs", help="list the runs in the evidence store")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -20,13 +21,42 @@ def _loader() -> ModuleType:
     return loader
 
 
-def _load_probes(root: str) -> None:
+def _load_probes(root: str, sources: Sequence[str] | None = None) -> None:
     from claimcheck.probe import load_probe_modules
 
     try:
-        load_probe_modules(root)
+        load_probe_modules(root, sources)
     except Exception as error:  # noqa: BLE001 - a broken probe module is an input error, shown in one line
         raise UsageError(f"cannot import the probes under {root}: {type(error).__name__}: {error}") from None
+
+
+def ini_probe_sources(root: str) -> tuple[str, list[str]] | None:
+    """The pytest ini option ``claims_probes`` that ``pytest`` run from ``root`` reads, with its rootdir.
+
+    The plugin passes this option to the probe loader ahead of ``[tool.claimcheck] probes``, so
+    validate must read it the same way: from the config file pytest itself picks (pytest's own
+    search, so pytest.ini, pyproject.toml, tox.ini and setup.cfg rank as they do for pytest),
+    relative to that file's folder, which becomes pytest's rootdir. ``None``: unset or empty.
+    """
+    from _pytest.config.findpaths import locate_config  # the search pytest runs; no public twin
+
+    folder = Path(root).resolve()
+    try:
+        found = locate_config(folder, [folder])
+    except Exception as error:  # noqa: BLE001 - a malformed config file is an input error, shown in one line
+        raise UsageError(f"cannot read pytest's configuration above {folder}: {' '.join(str(error).split())}") from None
+    rootdir, inifile, options = found[0], found[1], found[2]
+    raw = options.get("claims_probes")
+    value = getattr(raw, "value", raw)  # pytest 9 wraps each value with its origin
+    if isinstance(value, str):
+        entries = shlex.split(value)
+    elif isinstance(value, list) and all(isinstance(entry, str) for entry in value):
+        entries = list(value)
+    elif value is None:
+        return None
+    else:
+        raise UsageError(f"{inifile}: claims_probes must be a list of probe sources, got {value!r}")
+    return (str(rootdir), entries) if entries and rootdir is not None else None
 
 
 def _claims_tree(root: str, paths: Sequence[str]) -> list[Path]:
@@ -43,8 +73,8 @@ def _project_probes_hint(root: str, paths: Sequence[str]) -> str | None:
 
     folder = Path(root).resolve()
     try:
-        configured = project_config.probe_sources(folder) is not None
-    except ClaimcheckError:
+        configured = project_config.probe_sources(folder) is not None or ini_probe_sources(root) is not None
+    except (ClaimcheckError, UsageError):
         configured = True  # a malformed setting has its own error
     if configured or (folder / "probes").is_dir():
         return None
@@ -83,7 +113,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
         if Path(path).is_file() and not any(file == Path(path) for file in files):
             print(f"validate: skipped {path}: not a claim file (.yaml, .yml)", file=sys.stderr)
     if not args.no_probes:
-        _load_probes(args.root)
+        ini = ini_probe_sources(args.root)  # as the plugin: the ini option first, then [tool.claimcheck] probes
+        if ini is None:
+            _load_probes(args.root)
+        else:
+            _load_probes(*ini)
     errors, drafts = _loader().validate_paths(paths, probes=not args.no_probes, tree=_claims_tree(args.root, paths))
     errors += _alias_problems(args.root)
     for error in errors:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -43,8 +46,67 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    """Regenerate the committed reports from one chosen run (runs themselves write to an ignored folder)."""
-    return cmd_report(args)
+    """Record a chosen run in the committed profile of its class; rebuild ``reports/`` and the comparison from them.
+
+    Runs write to an ignored store and folder; publishing is the one step that changes committed files, and
+    everything it writes is built from committed evidence, so a reader can rebuild each report from the profiles.
+    """
+    from claimcheck.report.compare import write as write_comparison
+
+    if not Path(args.store).exists():
+        return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
+    with EvidenceStore(args.store, readonly=True) as store:
+        run = _chosen_run(store, args)
+        rows = store.run_rows(run.run_id)
+    for name, commit in (("suite", run.suite_ref), ("claims", run.claims_ref)):
+        if commit is None:
+            print(f"warning: run {run.run_id} recorded no {name} commit", file=sys.stderr)
+        elif commit.dirty:
+            print(f"warning: run {run.run_id} was measured on a dirty tree ({name} {commit.short()})", file=sys.stderr)
+    profiles = Path(args.out) / "profiles"
+    source = Path(args.store)
+    if not args.no_record:
+        source = profile_for(profiles, run.machine_class, args.profile)
+        with EvidenceStore(source) as target:
+            copied = target.copy_run(rows, str(args.store))
+        for conflict in copied.conflicts:
+            print(f"conflict: {conflict}", file=sys.stderr)
+        state = "recorded" if copied.run_added or copied.results_added else "already recorded"
+        print(f"publish: run {run.run_id} {state} in {source} ({run.commits_text()})")
+    report_args = argparse.Namespace(**{**vars(args), "store": str(source), "run": run.run_id})
+    with contextlib.redirect_stdout(io.StringIO()):  # the run was named above
+        status = cmd_report(report_args)
+    if status != OK:
+        return status
+    print(f"wrote {Path(args.out) / 'index.md'}, {Path(args.out) / 'index.html'}")
+    stores = sorted(profiles.glob("*.sqlite"))
+    if stores:
+        for path in write_comparison(stores, profiles):
+            print(f"wrote {path}")
+    return OK
+
+
+def profile_slug(machine_class: str) -> str:
+    """``cpu/AMD EPYC/16-32GiB`` -> ``cpu-amd-epyc-16-32gib``: a profile file name for a machine class."""
+    return "-".join(part for part in re.split(r"[^a-z0-9]+", machine_class.lower()) if part) or "machine"
+
+
+def profile_for(folder: Path, machine_class: str, name: str | None = None) -> Path:
+    """The committed profile a run of ``machine_class`` is recorded in.
+
+    ``name`` when given; else the profile whose runs are most of that class (a profile may hold other
+    classes' runs merged in for reading); else a new file named after the class.
+    """
+    if name:
+        return folder / (name if name.endswith(".sqlite") else f"{name}.sqlite")
+    best: tuple[float, int, Path] | None = None
+    for path in sorted(folder.glob("*.sqlite")):
+        with EvidenceStore.open_readonly(path) as profile:
+            classes = [found.machine_class for found in profile.runs()]
+        mine = classes.count(machine_class)
+        if mine and (best is None or (mine / len(classes), mine) > best[:2]):
+            best = (mine / len(classes), mine, path)
+    return best[2] if best else folder / f"{profile_slug(machine_class)}.sqlite"
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
@@ -55,11 +117,12 @@ def cmd_accept(args: argparse.Namespace) -> int:
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
     with EvidenceStore(args.store, readonly=True) as store:
         run = _chosen_run(store, args)
-        verdicts = [(result.item_id, result.verdict) for result in store.results(run.run_id)]
+        verdicts = [(result.item_id, result.verdict) for result in store.results(run.run_id)
+                    if result.result.control_for is None]  # a control is judged against its claim, not the lock
     lock = Path(args.lock)
     current = expectations.read(lock)
     before = current.classes.get(run.machine_class)
-    updated = expectations.accepted(current, run.machine_class, run.run_id, verdicts)
+    updated = expectations.accepted(current, run.machine_class, run.run_id, verdicts, update=args.update)
     after = updated.classes[run.machine_class]
     old = dict(before.items) if before else {}
     changed = sorted(k for k in after.items if k in old and old[k] is not after.items[k])
@@ -189,9 +252,15 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Write the cross-machine comparison of portable claims."""
-    from claimcheck.report.compare import write
+    """Write the cross-machine comparison of portable claims from the latest finished run of each class."""
+    from claimcheck.report.compare import load, run_lines, write_files
 
-    for path in write(args.stores, args.out):
+    missing = [path for path in args.stores if not Path(path).exists()]
+    if missing:
+        return _fail(f"{missing[0]}: no evidence store there")
+    comparison = load(args.stores)
+    for line in run_lines(comparison):
+        print(line.removeprefix("- ").replace("`", ""))
+    for path in write_files(comparison, args.out):
         print(f"wrote {path}")
     return OK

@@ -4,10 +4,45 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Mapping
+from typing import Any, Sequence
 
-from claimcheck.store import EvidenceStore, StoredResult, choose_class
+from claimcheck.store import ClassChoice, EvidenceStore, StoredResult, choose_class
 from claimcheck.verdict import worst
+
+
+def _same_machine(recorded: Mapping[str, Any], facts: Mapping[str, Any]) -> bool:
+    """Whether a stored run's fingerprint is this machine's: backend, CPU, architecture and memory band."""
+    from claimcheck.machine import memory_band
+
+    try:
+        memory = memory_band(float(recorded.get("memory_gib") or 0))
+    except (TypeError, ValueError):
+        return False
+    return (recorded.get("backend") == facts["backend"] and recorded.get("cpu") == facts["cpu"]
+            and recorded.get("arch", facts["arch"]) == facts["arch"] and memory == memory_band(facts["memory_gib"]))
+
+
+def this_machine_class(store: EvidenceStore | None) -> str | None:
+    """This machine's class, named without importing MLX (the gate only reads evidence).
+
+    The class of this machine's facts (:func:`claimcheck.machine.light_fingerprint`) when the
+    store has a run of it, which is the fingerprint's class on the CPU backend and on Apple
+    silicon; else the class of the newest stored run measured on this machine (a discrete GPU or
+    a virtual Mac, whose GPU names only MLX can read); else the class of the facts. ``None`` when
+    the facts cannot be read here.
+    """
+    from claimcheck.machine import light_fingerprint, machine_class
+
+    try:
+        facts = light_fingerprint()
+    except Exception:  # noqa: BLE001 - e.g. a malformed CLAIMCHECK_BACKEND: the gate falls back to the store
+        return None
+    named = machine_class(facts)
+    if store is None or store.runs(named, limit=1):
+        return named
+    mine = next((run.machine_class for run in store.runs() if _same_machine(run.machine, facts)), None)
+    return mine or named
 
 
 class Evidence:
@@ -20,7 +55,9 @@ class Evidence:
         self.store = store
         self.label = label
         self._history: dict[str, list[StoredResult]] = {}
-        self.choice = choose_class(store, machine_class)
+        mine = None if machine_class else this_machine_class(store)
+        choice = choose_class(store, machine_class, mine=mine or "")  # "": unknown here, never measured with MLX
+        self.choice = choice if choice.machine_class else ClassChoice(None, choice.how)
         self.gating_class = self.choice.machine_class
 
     def classes(self) -> list[str]:  # noqa: D102

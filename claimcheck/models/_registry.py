@@ -184,9 +184,14 @@ def resolve(model_id: str) -> ModelSpec:
     failed = "".join(f"; {name} failed to import ({reason})" for name, reason in _import_failures.items())
     raise NotApplicable(
         f"model {model_id} not installed: not a registered id{hint}, a project alias, a local model directory or "
-        f"a cached Hugging Face repo; registered: {', '.join(known) or 'none'}; aliases: "
+        f"a cached Hugging Face repo; registered: {', '.join(_listed(key) for key in known) or 'none'}; aliases: "
         f"{', '.join(named) or f'none (map a name in [{aliases.TABLE}] of pyproject.toml)'}{failed}"
     )
+
+
+def _listed(key: str) -> str:
+    """A registry key as a reader can use it: a prefix key (``synthetic:``) reads ``synthetic:NAME``."""
+    return f"{key}NAME" if key.endswith(":") else key
 
 
 def check_text_capable(model: LoadedModel | ModelSpec, probe: Any = None) -> None:

@@ -2,9 +2,10 @@
 
 Layout written under ``out_dir`` (default ``reports/``)::
 
-    index.md, index.html, index.json   the run at a glance (HTML is self-contained)
+    index.md, index.html, index.json   the run at a glance (HTML is self-contained: items table, one
+                                       section per claim with its history and doc anchors)
     forest.png                         every decided figure against its claim
-    plots/<name>.png                   per-pack plots, only when the run has such items
+    plots/<name>.png                   the plots the run's probes declare, only when it has their items
     corrections/<claim-id>.md|.json    one per claim with refuted items
     inconclusive/<claim-id>.md|.json   one per claim with inconclusive items
 
@@ -17,14 +18,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from claimcheck.report.corrections import ReportError, clear_old, write_all, write_text
 from claimcheck.report.model import RunReport, gather
 from claimcheck.store import Drift, EvidenceStore
 
 if TYPE_CHECKING:
+    from claimcheck.probe import RegisteredProbe
     from claimcheck.report.plots import Plot
+
+#: Where the docs citing claims live, relative to the working directory, when none are named.
+DEFAULT_DOCS = ("README.md", "docs")
 
 __all__ = ["ReportError", "ReportResult", "RunReport", "build_reports", "gather"]
 
@@ -52,11 +57,19 @@ def build_reports(
     out_dir: str | Path = "reports",
     *,
     plots: bool = True,
+    probes: Mapping[str, RegisteredProbe] | None = None,
+    docs: Iterable[str | Path] | None = None,
 ) -> ReportResult:
     """Write every report of one run (the latest when ``run_id`` is None).
 
     Correction files of an earlier build are removed first, so a claim that
     now holds no longer has one. ``plots=False`` skips matplotlib entirely.
+
+    Args:
+        probes: the registered probes whose declared plots are drawn; default the registry (loaded from
+            the installed and the working directory's probe modules when nothing is registered yet).
+        docs: Markdown files or folders whose claim anchors each claim's section links
+            (default :data:`DEFAULT_DOCS`, where they exist).
     """
     if isinstance(store, EvidenceStore):
         report = gather(store, run_id)
@@ -66,6 +79,10 @@ def build_reports(
             report = gather(opened, run_id)
         finally:
             opened.close()
+    from claimcheck.report.anchors import doc_links
+
+    report.links, notes = doc_links(DEFAULT_DOCS if docs is None else docs)
+    report.warnings.extend(notes)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     clear_old(out)
@@ -87,9 +104,9 @@ def build_reports(
         plot_dir = out / "plots"
         if plot_dir.is_dir():
             for old in plot_dir.glob("*.png"):
-                if old.stem in {name for name, *_ in pictures.PACK_PLOTS}:
-                    old.unlink()
-        pack, notes = pictures.pack_plots(report.items, plot_dir)
+                old.unlink()  # the folder is the report's own: a plot this run does not draw must not linger
+        registry = _probes(report.warnings) if probes is None else probes
+        pack, notes = pictures.pack_plots(report.items, plot_dir, registry)
         report.warnings.extend(notes)
         for plot in pack:
             write_text(plot.path, plot.png)
@@ -119,10 +136,27 @@ def build_reports(
         "corrections": [str(p.relative_to(out)) for p in written],
     }
     write_text(result.index_md, index.markdown(report, made, forest, pack))
-    write_text(result.index_html, html.page(report, made, forest, pack))
+    write_text(result.index_html, html.page(report, made, forest, pack, out_dir=out))
     write_text(
         result.index_json,
         json.dumps(index.summary(report, made, files), indent=2, ensure_ascii=False, sort_keys=True, default=str)
         + "\n",
     )
     return result
+
+
+def _probes(warnings: list[str]) -> Mapping[str, RegisteredProbe]:
+    """The probe registry; in a process that has loaded no probe yet (the CLI), the probe modules are loaded first.
+
+    A process that already holds probes (a suite run, a test session) is reported with those, so
+    building a report never swaps the probe packages another part of the process imported.
+    """
+    from claimcheck.errors import ClaimcheckError
+    from claimcheck.probe import load_probe_modules, registered_probes
+
+    if not registered_probes():
+        try:
+            load_probe_modules(str(Path.cwd()))
+        except ClaimcheckError as error:
+            warnings.append(f"probe plots skipped: {' '.join(str(error).split())}")
+    return registered_probes()

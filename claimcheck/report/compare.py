@@ -1,9 +1,10 @@
 """Cross-machine comparison: every portable claim's verdict and figure, one column per machine class.
 
 A figure from one machine class is never compared with another's as if they
-were the same machine: each column is that class's latest run, and the
-source doc's own figure (as quoted in the claim) stands beside them for
-reference, labelled with the machine it came from.
+were the same machine: each column is that class's latest finished run across
+the stores given, named with its id, date and the suite and claims commits it
+was measured on, and the source doc's own figure (as quoted in the claim) stands
+beside them for reference, labelled with the machine it came from.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from claimcheck.report import text
-from claimcheck.store import EvidenceStore, StoredResult
+from claimcheck.store import EvidenceStore, StoredResult, StoredRun
 
 
 @dataclass
@@ -21,27 +22,27 @@ class Comparison:
     """Latest result per (item, machine class) for portable claims."""
 
     classes: list[str] = field(default_factory=list)
-    runs: dict[str, str] = field(default_factory=dict)
+    runs: dict[str, StoredRun] = field(default_factory=dict)  # class -> its latest finished run
     rows: dict[str, dict[str, StoredResult]] = field(default_factory=dict)  # item -> class -> result
     figures: dict[str, str] = field(default_factory=dict)  # item -> the source doc's figure
 
 
 def gather(stores: Iterable[EvidenceStore]) -> Comparison:
-    """Each machine class's latest complete run across ``stores``."""
+    """Each machine class's latest finished run (complete or incomplete) across ``stores``."""
     comparison = Comparison()
-    latest: dict[str, tuple[str, EvidenceStore, str]] = {}
+    latest: dict[str, tuple[StoredRun, EvidenceStore]] = {}
     for store in stores:
         for run in store.runs():
             klass = run.machine_class or "?"
             if run.effective_status == "running":
                 continue
-            if klass not in latest or run.started > latest[klass][0]:
-                latest[klass] = (run.started, store, run.run_id)
+            if klass not in latest or (run.started, run.run_id) > (latest[klass][0].started, latest[klass][0].run_id):
+                latest[klass] = (run, store)
     for klass in sorted(latest):
-        _, store, run_id = latest[klass]
+        run, store = latest[klass]
         comparison.classes.append(klass)
-        comparison.runs[klass] = run_id
-        for result in store.results(run_id):
+        comparison.runs[klass] = run
+        for result in store.results(run.run_id):
             if result.claim.scope.kind != "portable":
                 continue
             if result.result.deterministic:
@@ -61,10 +62,17 @@ def markdown(comparison: Comparison) -> str:
             result = comparison.rows[item].get(klass)
             cells.append(f"**{result.verdict.value}** {text.measured(result)}" if result else "—")
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
-    runs = "; ".join(f"`{k}`: run {r}" for k, r in comparison.runs.items())
-    return "\n".join(["# Portable claims across machines", "", f"Latest run per machine class: {runs}.", "",
+    return "\n".join(["# Portable claims across machines", "", "Latest finished run per machine class:", "",
+                      *run_lines(comparison), "",
                       "Each column is one machine class; figures are never pooled across classes. "
-                      "Arithmetic claims are left out (they are the same everywhere).", "", *lines, ""])
+                      "Arithmetic claims are left out (they are the same everywhere). "
+                      "Regenerate with `claimcheck compare STORE...` (or `claimcheck publish`).", "", *lines, ""])
+
+
+def run_lines(comparison: Comparison) -> list[str]:
+    """One line per machine class: its run, when, how it ended, and the commits it was measured on."""
+    return [f"- `{klass}`: run `{run.run_id}` ({run.date}, {run.effective_status}, {run.result_count} items; "
+            f"{run.commits_text()})" for klass, run in comparison.runs.items()]
 
 
 def plot(comparison: Comparison) -> bytes | None:
@@ -96,14 +104,20 @@ def plot(comparison: Comparison) -> bytes | None:
     return png_bytes(fig)
 
 
-def write(stores: Iterable[str | Path], out_dir: str | Path) -> list[Path]:
-    """Write ``comparison.md`` (and ``comparison.png``) under ``out_dir``."""
-    opened = [EvidenceStore(path, readonly=True) for path in stores]
+def load(stores: Iterable[str | Path]) -> Comparison:
+    """The comparison of the store files at ``stores`` (read in place, never written)."""
+    opened: list[EvidenceStore] = []
     try:
-        comparison = gather(opened)
+        for path in stores:
+            opened.append(EvidenceStore.open_readonly(path))
+        return gather(opened)
     finally:
         for store in opened:
             store.close()
+
+
+def write_files(comparison: Comparison, out_dir: str | Path) -> list[Path]:
+    """Write ``comparison.md`` (and ``comparison.png``) under ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "comparison.md"]
@@ -115,3 +129,8 @@ def write(stores: Iterable[str | Path], out_dir: str | Path) -> list[Path]:
         body += "\n![verdicts per machine class](comparison.png)\n"
     written[0].write_text(body, encoding="utf-8")
     return written
+
+
+def write(stores: Iterable[str | Path], out_dir: str | Path) -> list[Path]:
+    """Write ``comparison.md`` (and ``comparison.png``) under ``out_dir`` from the latest run of each class."""
+    return write_files(load(stores), out_dir)

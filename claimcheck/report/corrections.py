@@ -20,7 +20,7 @@ from claimcheck.errors import ClaimcheckError
 from claimcheck.report import text
 from claimcheck.report.model import ClaimItems, RunReport
 from claimcheck.schema import ID_PATTERN
-from claimcheck.store import StoredResult, StoredRun
+from claimcheck.store import Commit, StoredResult, StoredRun
 from claimcheck.verdict import Verdict
 
 SLUG = re.compile(ID_PATTERN)
@@ -205,7 +205,7 @@ def markdown(data: Correction) -> str:
         f"- Run `{run.run_id}` ({run.effective_status}), started {md(run.started)}",
         f"- Machine class: {md(run.machine_class)}",
         f"- Machine: {md(text.machine_text(run.machine))}",
-        f"- Suite commit: {md(str(run.suite_commit))}; claims commit: {md(str(run.claims_commit))}",
+        f"- Suite commit: {_commit(run.suite_ref)}; claims commit: {_commit(run.claims_ref)}",
         "",
     ]
     if data.stands:
@@ -214,16 +214,37 @@ def markdown(data: Correction) -> str:
 
 
 def text_md(value: Any, *, blockquote: bool = False) -> str:
-    """Text made inert for markdown: one line, HTML escaped, markdown punctuation escaped.
+    """Text made inert for markdown: one line, HTML escaped, markdown punctuation escaped outside code spans.
 
     ``blockquote`` is for our own banner: it keeps the leading ``> `` and the
     bold markers, escaping only HTML and table pipes.
     """
-    out = text.one_line(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    line = text.one_line(value)
     if blockquote:
+        out = _html_escaped(line)
         if out.startswith("&gt; "):
             out = "> " + out[5:]
         return out.replace("|", "\\|")
+    # Code spans (`at_least`) stay code: their text is shown literally, so escaping it would print the backslashes.
+    pieces = CODE_SPAN.split(line)
+    return "".join(piece if index % 2 else _inert(piece) for index, piece in enumerate(pieces))
+
+
+CODE_SPAN = re.compile(r"(`[^`]+`)")
+
+
+def _commit(commit: Commit | None) -> str:
+    """``abc123… (dirty)`` in code, or ``not recorded``."""
+    return "not recorded" if commit is None else f"`{commit.sha}`" + (" (dirty)" if commit.dirty else "")
+
+
+def _html_escaped(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _inert(value: str) -> str:
+    """Prose with HTML and markdown punctuation escaped (outside code spans)."""
+    out = _html_escaped(value)
     for char in "\\`*_[]|#":
         out = out.replace(char, "\\" + char)
     return out

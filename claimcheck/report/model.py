@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from claimcheck.claim import Claim
 from claimcheck.report import text
+from claimcheck.report.anchors import DocLink
 from claimcheck.store import VERDICTS, Drift, EvidenceStore, StoredResult, StoredRun
 from claimcheck.verdict import SEVERITY, Verdict
 
@@ -36,6 +37,23 @@ class RunReport:
     previous_run_id: str | None
     elsewhere: dict[str, list[StoredResult]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    history: dict[str, list[StoredResult]] = field(default_factory=dict)
+    links: dict[str, list[DocLink]] = field(default_factory=dict)
+
+    @property
+    def classes(self) -> list[str]:
+        """Every machine class the claims' history has a run of, this run's first."""
+        found = {row.machine_class for rows in self.history.values() for row in rows if row.machine_class}
+        return [self.run.machine_class] * (self.run.machine_class in found) + sorted(found - {self.run.machine_class})
+
+    def latest_by_class(self, claim_id: str) -> dict[str, dict[str, StoredResult]]:
+        """Item id -> machine class -> the latest stored result of that item there (this run's, for its class)."""
+        out: dict[str, dict[str, StoredResult]] = {}
+        for row in self.history.get(claim_id, []):
+            if row.machine_class == self.run.machine_class and row.run_id != self.run.run_id:
+                continue
+            out.setdefault(row.item_id, {})[row.machine_class] = row
+        return out
 
     @property
     def counts(self) -> dict[str, int]:
@@ -141,4 +159,5 @@ def gather(store: EvidenceStore, run_id: str | None = None) -> RunReport:
         drift=store.drift(run.run_id),
         previous_run_id=previous.run_id if previous else None,
         elsewhere=_elsewhere(store, run, troubled),
+        history={claim_id: store.history(claim_id) for claim_id in claims},
     )

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping, Sequence, Union
 
 from claimcheck.claim import Scope, Source
+from claimcheck.numbers import NON_NEGATIVE_UNITS, level, number, parts, with_unit, within_range
 from claimcheck.numbers import finite as _finite
-from claimcheck.numbers import level, number, parts, with_unit
 from claimcheck.result import ItemResult, verdict_path
 from claimcheck.stats import Decision
 from claimcheck.store import StoredResult, StoredRun
@@ -78,6 +78,60 @@ def has_interval(result: Result) -> bool:
     return all(_finite_of(result, k) is not None for k in ("statistic", "low", "high"))
 
 
+#: Rules whose interval has one side only: the other end is the edge of the quantity's range, not a bound.
+UPPER_BOUND_RULES = frozenset({"zero_rate"})
+
+
+def bound_side(result: Result) -> str | None:
+    """``"upper"`` or ``"lower"`` when the item's interval is a one-sided bound; ``None`` for a two-sided one."""
+    decision = _decision(result)
+    if decision is None or statistic(result) is None or is_computed(result):
+        return None
+    low, high = decision.low, decision.high
+    if decision.rule in UPPER_BOUND_RULES or (not _finite(low) and _finite(high)):
+        return "upper"
+    if _finite(low) and not _finite(high):
+        return "lower"
+    return None
+
+
+def non_negative(result: Result) -> bool:
+    """Whether the item's figure can never be negative: a duration, size, bandwidth, rate, ratio or count.
+
+    A difference can be negative whatever its unit. Without a unit, a mean or median of an output
+    whose every sample is a non-negative whole number (a length, a count of tokens) is a count.
+    """
+    item = _item(result)
+    label = (item.decision.estimate_label if item.decision is not None else "").lower()
+    if "difference" in label or "slope" in label or "log" in label:
+        return False
+    if unit(result) in NON_NEGATIVE_UNITS or label.startswith(("rate", "ratio", "share", "fraction")):
+        return True
+    output = item.claim.check.output
+    values = item.samples.get(output, ()) if output else ()
+    return (label in ("mean", "median") and bool(values)
+            and all(_finite(v) and v >= 0 and float(v).is_integer() for v in values))
+
+
+def shown_bounds(result: Result) -> tuple[float | None, float | None]:
+    """The interval a reader sees: the decision's, cut to the quantity's range (never below 0 for a length)."""
+    return within_range(_finite_of(result, "low"), _finite_of(result, "high"), non_negative=non_negative(result))
+
+
+def one_sided_parts(result: Result) -> tuple[str, str, str, str]:
+    """Estimate, ``"upper"``/``"lower"``, the bound and the event count (``"25 of 312"`` or ``""``) of a one-sided item."""
+    decision = _decision(result)
+    side = bound_side(result)
+    assert decision is not None and side is not None
+    value = decision.statistic
+    bound = decision.high if side == "upper" else decision.low
+    shown, _, edge = parts(value, min(value, bound), max(value, bound))
+    if side == "lower":
+        edge = parts(value, min(value, bound), max(value, bound))[1]
+    events = decision.details.get("events") if isinstance(decision.details, Mapping) else None
+    return shown, side, edge, f"{events} of {decision.n}" if isinstance(events, int) else ""
+
+
 def is_computed(result: Result) -> bool:
     """One deterministic value (arithmetic on printed inputs), not a sampled estimate."""
     item = _item(result)
@@ -93,10 +147,11 @@ def level_text(result: Result) -> str:
 
 
 def figure_parts(result: Result) -> tuple[str, str, str]:
-    """Estimate, low and high with shared decimals."""
-    stat, low, high = (_finite_of(result, k) for k in ("statistic", "low", "high"))
+    """Estimate, low and high with shared decimals (the interval as :func:`shown_bounds` cuts it)."""
+    stat = _finite_of(result, "statistic")
     if is_computed(result):
-        return number(stat), number(low), number(high)
+        return number(stat), number(_finite_of(result, "low")), number(_finite_of(result, "high"))
+    low, high = shown_bounds(result)
     return parts(stat, low, high)
 
 
@@ -110,6 +165,9 @@ def figure(result: Result) -> str:
     if statistic(result) is None:
         return "—"
     stat, low, high = figure_parts(result)
+    if bound_side(result) is not None:
+        shown, side, edge, _ = one_sided_parts(result)
+        return f"{with_unit(shown, unit(result))} [{'≤' if side == 'upper' else '≥'} {edge}]"
     if not has_interval(result):
         return with_unit(stat, unit(result))
     if is_computed(result) or _finite_of(result, "low") == _finite_of(result, "high"):
@@ -128,6 +186,10 @@ def measured(result: Result) -> str:
     count = f"n={decision.n}"
     if is_computed(result):
         return f"{head} (computed)"
+    if bound_side(result) is not None:
+        shown, side, edge, events = one_sided_parts(result)
+        head = with_unit(shown, unit(result)) + (f" {label}" if label else "")
+        return f"{head} ({level(decision.confidence_level)} {side} bound {edge}, {events or count})"
     if has_interval(result) and decision.low != decision.high:
         inner = ", ".join(p for p in (f"{level_text(result)} {low}–{high}", count) if p)
     else:
@@ -141,9 +203,14 @@ def relation(result: Result, bound: Claimed | None = None) -> str | None:
     decision = _decision(result)
     if decision is None or not has_interval(result) or bound.kind is None:
         return None
-    low, high = decision.low, decision.high
+    cut_low, cut_high = shown_bounds(result)
+    low = cut_low if cut_low is not None else decision.low
+    high = cut_high if cut_high is not None else decision.high
     if is_computed(result):
         interval = f"the computed value {figure_parts(result)[0]}"
+    elif bound_side(result) is not None:
+        _, side, edge, _ = one_sided_parts(result)
+        interval = f"the {level(decision.confidence_level)} {side} bound {edge}"
     else:
         interval = f"the {level_text(result)} [{figure_parts(result)[1]}, {figure_parts(result)[2]}]"
     if is_computed(result):
@@ -273,7 +340,8 @@ def model_text(info: Mapping[str, Any] | None) -> str:
     return text + (f", weights {str(digest)[:12]}" if digest else "")
 
 
-MACHINE_KEYS = ("device", "backend", "cores", "cores_available", "memory_gib", "os", "python", "mlx", "mlx_lm", "blas")
+MACHINE_KEYS = ("device", "backend", "cores", "cores_available", "memory_gib", "os", "python", "mlx", "mlx_backend_build",
+                "mlx_lm", "numpy", "scipy", "blas")
 
 
 def machine_text(machine: Mapping[str, Any] | None) -> str:

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from claimcheck.numbers import apart
+
 OUTLIER_K = 6.0
 ROBUST_SD = 1.4826  # MAD -> SD under normal noise
 
@@ -103,5 +105,6 @@ def noise_gate(
         mean = float(np.mean(x))
         cv = float(np.std(x, ddof=1)) / abs(mean) if mean else np.inf
         if cv > cv_bound:
-            return f"too noisy: coefficient of variation {cv:.1%} exceeds {cv_bound:.0%}"
+            shown, bound = apart(cv, cv_bound, as_percent=True) if np.isfinite(cv) else ("infinite", f"{cv_bound:.0%}")
+            return f"too noisy: coefficient of variation {shown} exceeds {bound}"
     return quantity_gate(x.tolist(), order=order, drift_alpha=drift_alpha, drift_sd=drift_sd)

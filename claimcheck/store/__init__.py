@@ -9,7 +9,8 @@ transaction so a run killed with SIGKILL keeps every item it finished.
 
 Layout (schema version 2, kept in ``PRAGMA user_version``):
 
-* ``runs``: one row per session: ids of the suite and claims commits, machine
+* ``runs``: one row per session: the suite and claims commits (``<sha>+dirty`` when the
+  tree had uncommitted changes; see :func:`provenance`), machine
   fingerprint and class, options, status ``running | complete | incomplete``,
   and the writer's host and pid so a run whose process died can be told apart
   from one still going.
@@ -30,16 +31,20 @@ from __future__ import annotations
 
 from ._base import (APPLICATION_ID, BUSY_TIMEOUT_MS, DEFAULT_PATH, RUN_STATUSES, SCHEMA_VERSION, VERDICTS,
                     DuplicateResult, StoreError, dumps)
+from ._copying import RunCopy
 from ._merge import merge
-from ._process import git_commits
+from ._provenance import (CLAIMS_COMMIT_ENV, SUITE_COMMIT_ENV, Commit, Provenance, commit_environment, git_commits,
+                          provenance)
 from ._schema import V0_TABLES
 from ._selection import ClassChoice, choose_class, this_machine_class
 from ._store import EvidenceStore
-from ._types import Drift, MergeResult, StoredResult, StoredRun
+from ._types import Drift, MergeResult, RunRows, StoredResult, StoredRun
 
 __all__ = [
-    "APPLICATION_ID", "BUSY_TIMEOUT_MS", "DEFAULT_PATH", "RUN_STATUSES", "SCHEMA_VERSION", "V0_TABLES", "VERDICTS",
-    "ClassChoice", "Drift", "DuplicateResult", "EvidenceStore", "MergeResult", "StoreError", "StoredResult", "StoredRun",
-    "choose_class", "dumps", "git_commits", "merge", "this_machine_class",
+    "APPLICATION_ID", "BUSY_TIMEOUT_MS", "CLAIMS_COMMIT_ENV", "DEFAULT_PATH", "RUN_STATUSES", "SCHEMA_VERSION",
+    "SUITE_COMMIT_ENV", "V0_TABLES", "VERDICTS",
+    "ClassChoice", "Commit", "Drift", "DuplicateResult", "EvidenceStore", "MergeResult", "Provenance", "RunCopy",
+    "RunRows", "StoreError", "StoredResult", "StoredRun",
+    "choose_class", "commit_environment", "dumps", "git_commits", "merge", "provenance", "this_machine_class",
 ]
 

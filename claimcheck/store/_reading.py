@@ -20,10 +20,10 @@ from claimcheck.result import Adjustment
 from claimcheck.verdict import Verdict
 
 from ._base import StoreError, like_prefix, loads
-from ._process import process_alive
+from ._provenance import process_alive
 from ._rows import stored_claim, stored_result
-from ._schema import table_names
-from ._types import Drift, StoredResult, StoredRun
+from ._schema import column_names, table_names
+from ._types import Drift, RunRows, StoredResult, StoredRun
 
 
 def effective_status(status: str, host: str | None, pid: int | None, pid_started: str | None) -> str:
@@ -86,6 +86,28 @@ class StoreReading:
             found = self._select_runs("WHERE r.machine_class = ?", (machine_class,))
         found.reverse()
         return found[:limit] if limit else found
+
+    def run_ids(self) -> list[str]:
+        """Every run id, oldest first (the order runs were started)."""
+        return [row[0] for row in self._conn.execute("SELECT run_id FROM runs ORDER BY started, rowid")]
+
+    def column_names(self, table: str) -> list[str]:
+        """The columns a table of this file has, in order (a migrated file may have more than it once had)."""
+        if table not in table_names(self._conn):
+            raise StoreError(f"{self.path}: no table {table}")
+        return column_names(self._conn, table)
+
+    def run_rows(self, run_id: str) -> RunRows:
+        """A run's rows exactly as stored, for copying it into another store."""
+        found = self._rows("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        if not found:
+            raise StoreError(f"{self.path}: no run {run_id}")
+        return RunRows(
+            run=found[0],
+            claims=tuple(self._rows("SELECT * FROM claims WHERE run_id = ? ORDER BY rowid", (run_id,))),
+            results=tuple(self._rows("SELECT * FROM results WHERE run_id = ? ORDER BY rowid", (run_id,))),
+            adjustments={item: tuple(steps) for item, steps in self.adjustments(run_id).items()},
+        )
 
     def machine_classes(self) -> list[str]:
         """Every machine class with a run in the store, sorted."""

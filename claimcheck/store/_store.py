@@ -14,10 +14,12 @@ from claimcheck.result import Adjustment, ItemResult
 
 from ._base import BUSY_TIMEOUT_MS, DEFAULT_PATH, SCHEMA_VERSION, DuplicateResult, StoreError, Transaction, \
     connect_readonly, dumps, now
-from ._process import new_run_id, process_alive, process_start
+from ._provenance import new_run_id, process_alive, process_start
 from ._reading import StoreReading
 from ._rows import claim_dict, insert_adjustments, insert_result, result_row
+from ._copying import RunCopy, copy_rows
 from ._schema import classify, create_or_migrate
+from ._types import RunRows
 
 
 class EvidenceStore(StoreReading):
@@ -71,6 +73,57 @@ class EvidenceStore(StoreReading):
         self._conn.execute("PRAGMA foreign_keys = ON")
         if version != SCHEMA_VERSION:
             create_or_migrate(self._conn, label)
+
+    @classmethod
+    def open_readonly(cls, path: str | Path) -> "EvidenceStore":
+        """Open a store file for reading without ever writing to it, whatever its schema.
+
+        The current schema is read in place; an older one is migrated in a copy in memory, so a
+        merge source or a committed profile from an older release can be read but is never changed.
+
+        Raises:
+            StoreError: no file there, or a newer or unknown schema.
+        """
+        path = Path(path)
+        if not path.exists():
+            raise StoreError(f"{path}: no evidence store there")
+        conn = connect_readonly(path)
+        try:
+            version = classify(conn, str(path))
+            if version != SCHEMA_VERSION:  # older, or empty: read a migrated copy
+                conn = _migrated_copy(conn, str(path))
+        except BaseException:
+            conn.close()
+            raise
+        return cls._over(path, conn, readonly=True)
+
+    @classmethod
+    def in_memory(cls, source: str | Path | None = None) -> "EvidenceStore":
+        """A writable store that lives in memory: empty, or a copy of ``source`` (never written to).
+
+        For scratch work on committed evidence (merging profiles to read them together) and tests.
+        """
+        if source is None:
+            return cls(":memory:")
+        path = Path(source)
+        if not path.exists():
+            raise StoreError(f"{path}: no evidence store there")
+        conn = connect_readonly(path)
+        try:
+            classify(conn, str(path))
+            conn = _migrated_copy(conn, str(path))
+        except BaseException:
+            conn.close()
+            raise
+        conn.execute("PRAGMA foreign_keys = ON")
+        return cls._over(Path(":memory:"), conn, readonly=False)
+
+    @classmethod
+    def _over(cls, path: Path, conn: sqlite3.Connection, *, readonly: bool) -> "EvidenceStore":
+        """A store over a connection already opened and brought to the current schema."""
+        store = cls.__new__(cls)
+        store.path, store.readonly, store._conn = path, readonly, conn
+        return store
 
     # -- plumbing
 
@@ -241,6 +294,15 @@ class EvidenceStore(StoreReading):
                                  f"{adjustments[0].before.value} does not apply")
             insert_adjustments(conn, run_id, item_id, adjustments, first_seq=seq)
 
+    def copy_run(self, rows: RunRows, label: str) -> RunCopy:
+        """Copy a run read from another store (:meth:`run_rows`) into this one, in one transaction.
+
+        Items are keyed by ``(run_id, item_id)``: one already here is kept (a different one is a
+        conflict, reported with ``label``); a run still ``running`` here takes the copy's final status.
+        """
+        with self._write() as conn:
+            return copy_rows(conn, rows, label)
+
     def finish_run(self, run_id: str, *, complete: bool = True) -> None:
         """Close a run: ``complete`` when every selected item ran, else ``incomplete``."""
         with self._write() as conn:
@@ -249,3 +311,16 @@ class EvidenceStore(StoreReading):
                 "UPDATE runs SET finished = ?, status = ? WHERE run_id = ?",
                 (now(), "complete" if complete else "incomplete", run_id),
             )
+
+
+def _migrated_copy(conn: sqlite3.Connection, label: str) -> sqlite3.Connection:
+    """Copy a database into memory and bring the copy to the current schema; closes ``conn``."""
+    memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    try:
+        conn.backup(memory)
+        conn.close()
+        create_or_migrate(memory, label)
+    except BaseException:
+        memory.close()
+        raise
+    return memory

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claimcheck.claim import Claim
-from claimcheck.result import ItemResult
+from claimcheck.result import Adjustment, ItemResult
 from claimcheck.stats import Decision
 from claimcheck.verdict import Verdict
+
+from ._provenance import Commit
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,22 @@ class StoredRun:
     def date(self) -> str:
         """The day the run started (``YYYY-MM-DD``)."""
         return self.started[:10]
+
+    @property
+    def suite_ref(self) -> Commit | None:
+        """The suite commit with its dirty flag (``None``: the run recorded none)."""
+        return Commit.parse(self.suite_commit)
+
+    @property
+    def claims_ref(self) -> Commit | None:
+        """The last commit of ``claims/`` with its dirty flag (``None``: the run recorded none)."""
+        return Commit.parse(self.claims_commit)
+
+    def commits_text(self) -> str:
+        """``suite 1a2b3c4d5e6f, claims 9f8e7d6c5b4a (dirty)``; says so when a commit was not recorded."""
+        suite, claims = self.suite_ref, self.claims_ref
+        return (f"suite {suite.short() if suite else 'not recorded'}, "
+                f"claims {claims.short() if claims else 'not recorded'}")
 
 
 @dataclass(frozen=True)
@@ -127,6 +145,22 @@ class Drift:
         if self.claim_changed:
             parts.append("claim text changed since then")
         return f"{self.item_id}: " + "; ".join(parts) + f" (vs run {self.previous_run_id})"
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """One run's rows exactly as stored, for copying a run between stores (merging never re-reads them).
+
+    Attributes:
+        run: the ``runs`` row by column.
+        claims, results: its ``claims`` and ``results`` rows by column, in recording order.
+        adjustments: every adjustment by item, in the order applied.
+    """
+
+    run: Mapping[str, Any]
+    claims: tuple[Mapping[str, Any], ...]
+    results: tuple[Mapping[str, Any], ...]
+    adjustments: Mapping[str, tuple[Adjustment, ...]]
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from claimcheck.probe import DuplicateProbeError, ProbeLoadError, get_probe, loa
 from claimcheck.project_config import ProjectConfigError, probe_sources, read_tool_table
 
 REPO = Path(__file__).resolve().parents[2]
-LOCAL_NAMES = ("probes", "tools", "extra_probe", "userpkg", "elsewhere", "x", "pkg_one", "pkg_two")
 
 
 def _probe_file(name: str, *, body: str = "", function: str = "measure") -> str:
@@ -27,19 +25,6 @@ def _probe_file(name: str, *, body: str = "", function: str = "measure") -> str:
         def {function}(ctx: ProbeContext) -> dict[str, list[float]]:
             return {{"x": [1.0]}}
         ''')
-
-
-@pytest.fixture
-def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A private probe registry and no entry points; the project modules these tests import are dropped after."""
-    monkeypatch.setattr(probe_module, "_REGISTRY", {})
-    monkeypatch.setattr(probe_module, "_entry_point_dirs", lambda: {})
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    saved = {key: module for key, module in sys.modules.items() if key.split(".")[0] in LOCAL_NAMES}
-    yield
-    for key in [key for key in sys.modules if key.split(".")[0] in LOCAL_NAMES]:
-        del sys.modules[key]
-    sys.modules.update(saved)
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:

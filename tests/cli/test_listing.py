@@ -33,7 +33,7 @@ def toy_timer(ctx, *, size: int = 4, dtype: str = "float32", scales: list[float]
 def _claimcheck(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "claimcheck.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=300)
+                          env=env, timeout=900)
 
 
 def test_probes_lists_params_with_types_and_defaults_and_outputs_with_units(tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -11,42 +10,14 @@ from pathlib import Path
 import pytest
 
 from claimcheck import cli
-from claimcheck.store import EvidenceStore
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("cc_synthetic_cli", ROOT / "tests" / "store" / "synthetic.py")
-synth = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(synth)
-
-GOOD = """\
-id: doubled-bandwidth
-title: Doubling is exact
-statement: Two times 21 is 42.
-source: {doc: notes.md, section: "§1", figure: "42"}
-scope: {kind: portable, backend: any}
-probe: {name: no_such_probe_here}
-check: {rule: exact, output: value, expected: 42, tolerance: 0}
-"""
+from ._shared import GOOD, ROOT, synth
+from ._shared import one_line_error as _one_line_error
+from ._shared import store_run as _store
 
 
 def _env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT))
-
-
-def _one_line_error(capsys) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("claimcheck: "), err
-    return err
-
-
-def _store(path: Path, *outcomes) -> str:
-    with EvidenceStore(path) as store:
-        run_id = store.begin_run(machine=synth.MACHINE_A, machine_class=synth.CLASS_A, options={}, suite_commit="s",
-                                 claims_commit="c")
-        for outcome in outcomes:
-            store.record(run_id, outcome)
-        store.finish_run(run_id)
-    return run_id
 
 
 def test_version(capsys):
@@ -62,7 +33,7 @@ def _closed_pipe_run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[
     os.close(read_end)
     try:
         return subprocess.run([sys.executable, "-m", "claimcheck.cli", *args], stdout=write_end,
-                              stderr=subprocess.PIPE, cwd=cwd, env=_env(), timeout=300)
+                              stderr=subprocess.PIPE, cwd=cwd, env=_env(), timeout=900)
     finally:
         os.close(write_end)
 
@@ -194,7 +165,7 @@ PROFILED = GOOD + "profiles:\n  cuda: {params: {size: 2}}\n  h200-long: {params:
 
 def _pytest(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
-                          capture_output=True, text=True, env=_env(), timeout=300)
+                          capture_output=True, text=True, env=_env(), timeout=900)
 
 
 @pytest.fixture

@@ -95,3 +95,13 @@ def test_a_control_is_checked_against_the_probe_like_any_param(project: pytest.P
     empty = CLAIMS.split("---\n")[0].replace("params: {mean: 6}, ", "")
     with pytest.raises(ClaimError, match=r"control.params: a control must replace at least one probe param \(or say `none: true`"):
         load_claims_text(empty, "c.yaml")
+
+
+def test_accepting_a_run_with_controls_leaves_the_controls_out_of_the_lock(project: pytest.Pytester) -> None:
+    from claimcheck import cli, expectations
+
+    assert project.runpytest("claims", "--claims-controls", "-k", "able-to-fail").ret == pytest.ExitCode.OK
+    store, lock = project.path / "reports" / "claimcheck.sqlite", project.path / "claims" / "verdicts.lock"
+    assert cli.main(["accept", "--store", str(store), "--lock", str(lock)]) == 0
+    (section,) = expectations.read(lock).classes.values()
+    assert section.items == {"able-to-fail": Verdict.HOLDS}, "a control is judged against its claim, not the lock"

@@ -81,3 +81,13 @@ def test_accept_writes_the_runs_decided_verdicts_and_lists_the_changes(tmp_path,
     assert "2 item(s); 0 changed, 2 new" in out
     assert "changed  qmv-large-bw[size_mib=256]: holds -> refuted" in out
     assert expectations.read(lock).expected(synth.CLASS_A, "qmv-large-bw[size_mib=256]") is R
+
+
+def test_an_update_from_part_of_the_suite_keeps_the_items_it_did_not_run() -> None:
+    base = expectations.accepted(expectations.Expectations(), "cpu/x", "run-1", [("a", H), ("b", R), ("c", I)])
+    part = expectations.accepted(base, "cpu/x", "run-2", [("b", H), ("c", N), ("d", R)], update=True)
+    section = part.classes["cpu/x"]
+    assert dict(section.items) == {"a": H, "b": H, "d": R}, "c ran and was not decided, so it is dropped"
+    assert section.run_id == "run-2"
+    replaced = expectations.accepted(base, "cpu/x", "run-2", [("d", R)])
+    assert dict(replaced.classes["cpu/x"].items) == {"d": R}, "without update the run is the whole suite"

@@ -88,7 +88,7 @@ def test_validate_catches_run_time_errors_at_the_field_line(tmp_path: Path, case
     field = "threshold: 0" if case == "zero-threshold" else "bits: four"
     line = next(i for i, row in enumerate(text.splitlines(), start=1) if field in row)
     run = subprocess.run([sys.executable, "-m", "claimcheck.cli", "validate", "claims", "--root", str(tmp_path)],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                         capture_output=True, text=True, cwd=tmp_path, timeout=900)
     assert run.returncode == 1, run.stdout + run.stderr
     lines = [row for row in (run.stdout + run.stderr).splitlines() if "user.yaml" in row]
     assert len(lines) == 1 and expected.format(line=line) in lines[0], lines

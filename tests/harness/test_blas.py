@@ -33,7 +33,7 @@ print(json.dumps({"kind": info.kind, "loaded": info.loaded, "after": after, "aft
 
 def _run(code: str, *args: str, **env: str) -> dict:
     environment = {**os.environ, **env}
-    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, env=environment,
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=900, env=environment,
                             cwd=Path(__file__).resolve().parents[2])
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])

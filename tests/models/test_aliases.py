@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -11,6 +10,8 @@ import pytest
 from claimcheck.errors import NotApplicable
 from claimcheck.models import aliases, clear_loaded, load, resolve
 from claimcheck.project_config import ProjectConfigError
+
+from ._hub import hub_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,23 +36,6 @@ def tiny_dir(model_cache: Path) -> Path:
     from claimcheck.models import synthetic
 
     return synthetic.saved_dir("synthetic:llama:tiny", "fp32")
-
-
-def _hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: Path, repo_id: str) -> Path:
-    """``source`` laid out as the Hugging Face cache does it: refs/main -> snapshots/<commit> -> blobs."""
-    org, name = repo_id.split("/")
-    repo = tmp_path / "hub" / f"models--{org}--{name}"
-    commit = "c0ffee" * 6 + "c0ff"
-    snapshot = repo / "snapshots" / commit
-    (repo / "blobs").mkdir(parents=True)
-    snapshot.mkdir(parents=True)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
-    for file in ("config.json", "model.safetensors"):
-        shutil.copy(source / file, repo / "blobs" / file)
-        (snapshot / file).symlink_to(repo / "blobs" / file)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    return snapshot
 
 
 def test_each_entry_kind_is_read_with_its_line(tmp_path):
@@ -125,7 +109,7 @@ def test_an_alias_to_a_missing_directory_says_where_it_looked(tmp_path):
 
 
 def test_an_alias_to_a_cached_repo_resolves_without_a_download(tmp_path, monkeypatch, tiny_dir):
-    snapshot = _hub(tmp_path, monkeypatch, tiny_dir, "someorg/tiny-model")
+    snapshot = hub_snapshot(tmp_path, monkeypatch, tiny_dir, "someorg/tiny-model")
     aliases.use_project(_project(tmp_path, 'e4b = { repo = "someorg/tiny-model" }\n'))
     spec = resolve("e4b")
     assert spec.model_id == "e4b" and spec.source.endswith(f"Hugging Face repo someorg/tiny-model, cached at {snapshot}")
@@ -133,7 +117,7 @@ def test_an_alias_to_a_cached_repo_resolves_without_a_download(tmp_path, monkeyp
 
 
 def test_an_alias_to_a_repo_not_in_the_cache_names_the_cache_and_a_close_cached_repo(tmp_path, monkeypatch, tiny_dir):
-    _hub(tmp_path, monkeypatch, tiny_dir, "someorg/tiny-model")
+    hub_snapshot(tmp_path, monkeypatch, tiny_dir, "someorg/tiny-model")
     aliases.use_project(_project(tmp_path, 'e4b = { repo = "someorg/tiny-modle" }\n'))
     with pytest.raises(NotApplicable) as caught:
         resolve("e4b")
@@ -143,7 +127,7 @@ def test_an_alias_to_a_repo_not_in_the_cache_names_the_cache_and_a_close_cached_
 
 
 def test_without_huggingface_hub_no_repo_counts_as_cached(tmp_path, monkeypatch, tiny_dir):
-    _hub(tmp_path, monkeypatch, tiny_dir, "someorg/tiny-model")
+    hub_snapshot(tmp_path, monkeypatch, tiny_dir, "someorg/tiny-model")
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # import fails as if not installed
     aliases.use_project(_project(tmp_path, 'e4b = { repo = "someorg/tiny-model" }\n'))
     with pytest.raises(NotApplicable, match="huggingface_hub is not installed"):

@@ -20,6 +20,8 @@ from claimcheck.models import (
 )
 from claimcheck.models import _registry
 
+from ._hub import hub_snapshot
+
 
 def _fake_loader(calls: list):
     def loader(model_id: str, variant: str | None) -> LoadedModel:
@@ -158,24 +160,11 @@ def test_known_modules_include_the_gemma3_module_name():
 
 def test_hugging_face_id_in_the_local_cache_loads_offline(model_cache, tmp_path, monkeypatch):
     """A repo laid out as the Hugging Face cache does it: refs/main -> snapshots/<commit> -> blobs/<sha256>."""
-    import shutil
-
     from claimcheck.models import synthetic
     from claimcheck.models._files import sha256_file
 
     source = synthetic.saved_dir("synthetic:llama:tiny", "4bit")
-    repo = tmp_path / "hub" / "models--someorg--tiny-model"
-    commit = "c0ffee" * 6 + "c0ff"
-    snapshot = repo / "snapshots" / commit
-    (repo / "blobs").mkdir(parents=True)
-    snapshot.mkdir(parents=True)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
-    for name in ("config.json", "model.safetensors"):
-        digest = sha256_file(source / name)
-        shutil.copy(source / name, repo / "blobs" / digest)
-        (snapshot / name).symlink_to(repo / "blobs" / digest)
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    snapshot = hub_snapshot(tmp_path, monkeypatch, source, "someorg/tiny-model")
 
     spec = resolve("someorg/tiny-model")
     assert spec.source == f"huggingface cache {snapshot}"

@@ -15,6 +15,7 @@ from claimcheck.errors import ClaimError
 from claimcheck.loader import load_claims_text
 from claimcheck.report import build_reports
 from claimcheck.report.corrections import ReportError, report_path
+from claimcheck.report.html_assets import SCRIPT as PAGE_SCRIPT
 from claimcheck.result import ItemResult
 from claimcheck.store import EvidenceStore
 from tests.reliability._project import ROOT, claim_yaml, table
@@ -225,7 +226,9 @@ def test_reports_escape_claim_text_and_refuse_hostile_ids(tmp_path: Path, report
     parsed = _Elements()
     parsed.feed(page)
     tags = {tag for tag, _ in parsed.tags}
-    assert not tags & {"script", "svg", "iframe", "object", "embed"}, tags
+    assert not tags & {"svg", "iframe", "object", "embed"}, tags
+    scripts = [tag for tag, _ in parsed.tags if tag == "script"]
+    assert len(scripts) == 1 and page.count(f"<script>{PAGE_SCRIPT}</script>") == 1, "only the page's own script"
     handlers = [(tag, name) for tag, attrs in parsed.tags for name, _ in attrs if name.lower().startswith("on")]
     assert not handlers, handlers
     images = [dict(attrs).get("src", "") for tag, attrs in parsed.tags if tag == "img"]

@@ -12,7 +12,8 @@ from scipy import optimize, stats
 from claimcheck import rules
 from claimcheck.stats import Counts
 from claimcheck.stats._dispersion import (
-    N_RESAMPLES, _SEED, _acceleration, bca_pvalue, chi2_bounds, normal_range_factor, spread,
+    N_RESAMPLES, _SEED, _acceleration, bca_pvalue, chi2_bounds, normal_range_factor, spread, t3_bounds, t3_pvalue,
+    t3_range_factor,
 )
 from claimcheck.stats._proportions import _restricted_difference, _restricted_ratio, p_above, p_below, score_bounds
 from claimcheck.stats._proportions import corrected_z, score_z
@@ -194,6 +195,32 @@ def test_normal_theory_bounds_are_the_chi_square_interval() -> None:
     low, high = chi2_bounds(x, "sd", 0, 0.05)
     assert low == pytest.approx(s * math.sqrt(df / stats.chi2.ppf(0.95, df)))
     assert high == pytest.approx(s * math.sqrt(df / stats.chi2.ppf(0.05, df)))
+
+
+def test_t3_range_factor_is_the_expected_range_of_t3_draws() -> None:
+    draws = np.random.default_rng(8).standard_t(3, size=(400_000, 5))
+    monte_carlo = float(np.mean(draws.max(axis=1) - draws.min(axis=1)))  # SE about 0.2% of the value
+    assert t3_range_factor(5) == pytest.approx(monte_carlo, rel=1e-2)
+    pair = np.abs(draws[:, 0] - draws[:, 1]).mean()
+    assert t3_range_factor(2) == pytest.approx(float(pair), rel=1e-2)
+
+
+@pytest.mark.parametrize("measure", ["sd", "range"])
+def test_t3_pvalue_is_alpha_at_the_t3_bounds(measure: str) -> None:
+    x = np.random.default_rng(9).standard_t(3, size=14)
+    low, high = t3_bounds(x, measure, 3, 0.05)
+    assert low < float(spread(x, measure, 3)) < high
+    assert t3_pvalue(x, measure, 3, high, upper=True) == pytest.approx(0.05, abs=1e-3)
+    assert t3_pvalue(x, measure, 3, low, upper=False) == pytest.approx(0.05, abs=1e-3)
+
+
+def test_a_sample_that_misses_the_tail_does_not_hold_an_upper_bound() -> None:
+    """Ten values spread like normal ones with SD 1: chi-square alone would hold SD <= 1.7, t(3) tails may not."""
+    x = np.array([-1.55, -1.0, -0.65, -0.35, -0.1, 0.1, 0.35, 0.65, 1.0, 1.55])
+    s = float(np.std(x, ddof=1))
+    assert chi2_bounds(x, "sd", 0, 0.05)[1] < 1.7 * s < t3_bounds(x, "sd", 0, 0.05)[1]
+    decision = rules.decide("dispersion", [("score", x.tolist())], threshold=1.7 * s, bound="at_most")
+    assert decision.verdict is Verdict.INCONCLUSIVE and "t(3) tails" in decision.reason
 
 
 def test_dispersion_decides_both_ways_and_not_on_equal_values() -> None:

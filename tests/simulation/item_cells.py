@@ -216,25 +216,35 @@ def proportion_cells() -> list[Cell]:
     ]
 
 
+def _spread_cell(name: str, bound: str, threshold: float, draw: Callable[[np.random.Generator, int], np.ndarray],
+                 seeds: int = 0) -> Cell:
+    """A ``dispersion`` claim on per-seed values from ``draw``: the SD, or with ``seeds`` the mean range of that many."""
+    check = f"rule: dispersion, output: score, bound: {bound}, threshold: {threshold!r}"
+    check += f", measure: range, seeds: {seeds}" if seeds else ""
+    return Cell("dispersion", name, check, SEED_BUDGET, lambda: per_seed(draw), outputs=("score",))
+
+
 def dispersion_cells() -> list[Cell]:
-    d = "rule: dispersion, output: score, "
     range_normal = expected_range(_normal, 5)
     range_t3 = expected_range(_t3, 5)
     return [
-        Cell("dispersion", "sd <= normal", d + "bound: at_most, threshold: 0.05", SEED_BUDGET,
-             lambda: per_seed(_normal), outputs=("score",)),
-        Cell("dispersion", "sd >= normal", d + "bound: at_least, threshold: 0.05", SEED_BUDGET,
-             lambda: per_seed(_normal), outputs=("score",)),
-        Cell("dispersion", "sd <= lognormal", d + f"bound: at_most, threshold: {LOGNORMAL_SD!r}", SEED_BUDGET,
-             lambda: per_seed(_lognormal), outputs=("score",)),
-        Cell("dispersion", "sd <= t(3)", d + f"bound: at_most, threshold: {_sd_t3(0.05)!r}", SEED_BUDGET,
-             lambda: per_seed(_t3), outputs=("score",)),
-        Cell("dispersion", "range5 <= normal", d + f"bound: at_most, threshold: {range_normal!r}, measure: range, "
-             "seeds: 5", SEED_BUDGET, lambda: per_seed(_normal), outputs=("score",)),
-        Cell("dispersion", "range5 <= t(3)", d + f"bound: at_most, threshold: {range_t3!r}, measure: range, "
-             "seeds: 5", SEED_BUDGET, lambda: per_seed(_t3), outputs=("score",)),
-        Cell("dispersion", "range5 >= t(3)", d + f"bound: at_least, threshold: {range_t3!r}, measure: range, "
-             "seeds: 5", SEED_BUDGET, lambda: per_seed(_t3), outputs=("score",)),
+        _spread_cell("sd <= normal", "at_most", 0.05, _normal),
+        _spread_cell("sd >= normal", "at_least", 0.05, _normal),
+        _spread_cell("sd <= lognormal", "at_most", LOGNORMAL_SD, _lognormal),
+        _spread_cell("sd <= t(3)", "at_most", _sd_t3(0.05), _t3),
+        _spread_cell("range5 <= normal", "at_most", range_normal, _normal, seeds=5),
+        _spread_cell("range5 <= t(3)", "at_most", range_t3, _t3, seeds=5),
+        _spread_cell("range5 >= t(3)", "at_least", range_t3, _t3, seeds=5),
+    ]
+
+
+def dispersion_other_side_cells() -> list[Cell]:
+    """The other bound for each noise model (listed after the level cells, so the cells before keep their seeds)."""
+    return [
+        _spread_cell("sd >= lognormal", "at_least", LOGNORMAL_SD, _lognormal),
+        _spread_cell("sd >= t(3)", "at_least", _sd_t3(0.05), _t3),
+        _spread_cell("range5 >= normal", "at_least", expected_range(_normal, 5), _normal, seeds=5),
+        _spread_cell("range5 <= lognormal", "at_most", expected_range(_lognormal, 5), _lognormal, seeds=5),
     ]
 
 
@@ -259,7 +269,7 @@ def level_cells() -> list[Cell]:
 
 
 def all_cells() -> list[Cell]:
-    return proportion_cells() + dispersion_cells() + level_cells()
+    return proportion_cells() + dispersion_cells() + level_cells() + dispersion_other_side_cells()
 
 
 def table(results: list[Rates], k: float) -> str:

@@ -149,4 +149,4 @@ def git(repo: Path, *args: str) -> str:
 def claimcheck(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The ``claimcheck`` command, as a maintainer runs it in the repository."""
     return subprocess.run([str(Path(BIN) / "claimcheck"), *args], cwd=repo, env=clean_env(), capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=900)

@@ -50,7 +50,7 @@ def _without_heavy(tmp_path: Path, module: str, *args: str) -> subprocess.Comple
     script = tmp_path / "blocker.py"
     script.write_text(BLOCKER, encoding="utf-8")
     return subprocess.run([sys.executable, "-P", str(script), ",".join(HEAVY), module, *args], cwd=ROOT,
-                          env={**clean_env(), "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=300)
+                          env={**clean_env(), "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=900)
 
 
 def test_validate_imports_no_mlx_and_no_model_package(tmp_path) -> None:
@@ -97,7 +97,7 @@ def test_pre_commit_installs_and_runs_the_hooks_in_a_fresh_venv(tmp_path, report
         return usage.ru_utime + usage.ru_stime
 
     started, cpu_started = time.perf_counter(), cpu()
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=900)
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "pre-commit"], env=env, check=True,
                    timeout=600)
     _docs_repository(repo)
