@@ -104,22 +104,24 @@ def _git(root: str | Path, *args: str) -> str | None:
 
 
 def provenance(root: str | Path = ".", environ: Mapping[str, str] | None = None) -> Provenance:
-    """The commits of the checkout at ``root``: from git, else from the environment, else unknown.
+    """The commits of the checkout at ``root``: from the environment when set, else git, else unknown.
 
-    A dirty tree marks its commit dirty, so evidence never claims a clean commit it was not
-    measured on. The claims commit is the last commit touching ``claims/``.
+    The environment wins because it is set on purpose for a copy of a checkout (a GPU machine), and
+    such a copy may carry a ``.git`` of another state. A dirty tree marks its commit dirty, so
+    evidence never claims a clean commit it was not measured on. The claims commit is the last
+    commit touching ``claims/``.
     """
     env = os.environ if environ is None else environ
+    suite_env = Commit.parse(env.get(SUITE_COMMIT_ENV, "").strip() or None)
+    claims_env = Commit.parse(env.get(CLAIMS_COMMIT_ENV, "").strip() or None)
+    if suite_env or claims_env:
+        return Provenance(suite_env, claims_env, "environment")
     suite_sha = _git(root, "rev-parse", "HEAD")
     if suite_sha:
         claims_sha = _git(root, "log", "-1", "--format=%H", "--", "claims")
         suite = Commit(suite_sha, bool(_git(root, "status", "--porcelain", "--untracked-files=no")))
         claims = Commit(claims_sha, bool(_git(root, "status", "--porcelain", "--", "claims"))) if claims_sha else None
         return Provenance(suite, claims, "git")
-    suite_env = Commit.parse(env.get(SUITE_COMMIT_ENV, "").strip() or None)
-    claims_env = Commit.parse(env.get(CLAIMS_COMMIT_ENV, "").strip() or None)
-    if suite_env or claims_env:
-        return Provenance(suite_env, claims_env, "environment")
     return Provenance(None, None, "unknown")
 
 

@@ -59,3 +59,9 @@ def test_a_stored_run_reads_its_commits_back_with_the_dirty_flag(tmp_path: Path)
         run = store.run(run_id)
     assert run.suite_ref == Commit("c" * 40, True) and run.claims_ref is None
     assert run.commits_text() == f"suite {'c' * 12} (dirty), claims not recorded"
+
+
+def test_the_environment_wins_over_a_git_folder_the_copy_carried(checkout: Path) -> None:
+    env = {SUITE_COMMIT_ENV: "c" * 40, CLAIMS_COMMIT_ENV: "d" * 40}
+    found = provenance(checkout, environ=env)
+    assert (found.source, found.suite, found.claims) == ("environment", Commit("c" * 40, False), Commit("d" * 40, False))
