@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -94,12 +95,22 @@ def pytest_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
 
 
+def _default_sigint() -> None:
+    """In the child before exec: Ctrl-C as a terminal delivers it.
+
+    A process started in the background by a non-interactive shell inherits SIGINT ignored, and
+    Python then installs no KeyboardInterrupt handler, so a signalled run would never stop.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_pytest(cwd: Path, log: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.Popen:
     """A ``pytest`` subprocess writing its output to ``log`` (a pipe could fill up and stall it)."""
     handle = open(log, "w")
     try:
         return subprocess.Popen(pytest_command(*args), cwd=cwd, stdout=handle, stderr=subprocess.STDOUT,
-                                env={**os.environ, **(env or {})}, start_new_session=True)
+                                env={**os.environ, **(env or {})}, start_new_session=True,
+                                preexec_fn=_default_sigint)
     finally:
         handle.close()
 
