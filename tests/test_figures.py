@@ -222,3 +222,11 @@ def test_read_markdown_sentences_tables_and_masking():
     assert doc.comments[0].body == "claim: a-1"
     three = doc.figures[0]
     assert doc.position(three.start) == (3, three.column) and three.line == 3
+
+
+def test_a_count_whose_noun_runs_across_a_line_break_is_read_without_error() -> None:
+    from claimcheck.figures._parse import parse_figures
+
+    text = "the boundary is the median of the window of 30 samples\n  puts the first samples 0.38 SD below it."
+    (count,) = [f for f in parse_figures(text) if f.low == 30]
+    assert count.kind == "count" and text[count.start:count.end] == "30"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import shlex
 import sys
 from pathlib import Path
@@ -38,9 +39,11 @@ def ini_probe_sources(root: str) -> tuple[str, list[str]] | None:
     search, so pytest.ini, pyproject.toml, tox.ini and setup.cfg rank as they do for pytest),
     relative to that file's folder, which becomes pytest's rootdir. ``None``: unset or empty.
     """
-    from _pytest.config.findpaths import locate_config  # the search pytest runs; no public twin
-
     folder = Path(root).resolve()
+    try:  # the search pytest runs; no public twin
+        locate_config: Any = importlib.import_module("_pytest.config.findpaths").locate_config
+    except ImportError:  # the light lint environment (pre-commit) has no pytest
+        locate_config = _locate_config_without_pytest
     try:
         found = locate_config(folder, [folder])
     except Exception as error:  # noqa: BLE001 - a malformed config file is an input error, shown in one line
@@ -57,6 +60,34 @@ def ini_probe_sources(root: str) -> tuple[str, list[str]] | None:
     else:
         raise UsageError(f"{inifile}: claims_probes must be a list of probe sources, got {value!r}")
     return (str(rootdir), entries) if entries and rootdir is not None else None
+
+
+def _locate_config_without_pytest(folder: Path, _args: object) -> tuple[Path | None, Path | None, dict[str, object]]:
+    """pytest's config search for the one option validate needs, where pytest is not installed.
+
+    The same files in the same order, nearest folder first: ``pytest.ini`` (``[pytest]``),
+    ``pyproject.toml`` (``[tool.pytest.ini_options]``), ``tox.ini`` (``[pytest]``), ``setup.cfg``
+    (``[tool:pytest]``); the first that configures pytest decides.
+    """
+    import configparser
+    import tomllib
+
+    for base in (folder, *folder.parents):
+        for name, section in (("pytest.ini", "pytest"), ("pyproject.toml", None), ("tox.ini", "pytest"),
+                              ("setup.cfg", "tool:pytest")):
+            path = base / name
+            if not path.is_file():
+                continue
+            if section is None:
+                table = tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {}).get("pytest", {})
+                if "ini_options" in table:
+                    return base, path, dict(table["ini_options"])
+                continue
+            parser = configparser.ConfigParser(interpolation=None)
+            parser.read(path, encoding="utf-8")
+            if parser.has_section(section) or name == "pytest.ini":
+                return base, path, dict(parser[section]) if parser.has_section(section) else {}
+    return None, None, {}
 
 
 def _claims_tree(root: str, paths: Sequence[str]) -> list[Path]:

@@ -294,7 +294,8 @@ def parse_figures(text: str) -> list[Figure]:
         kind: FigureKind = "count" if (unit is None and (token.count_of is not None or token.noun)) else "value"
         end = token.end
         if kind == "count" and token.noun and token.count_of is None:
-            end = text.index(token.noun, token.end) + len(token.noun)  # "0 exact matches"
+            found = text.find(token.noun, token.end)  # "0 exact matches"; masked text may have lost the noun
+            end = found + len(token.noun) if found >= 0 else token.end
         figures.append(Figure(
             text=text[token.start:end].strip(), low=token.number, high=token.number, unit=unit,
             start=token.start, end=end, line=line, column=column, approx=token.approx, kind=kind,

@@ -59,3 +59,24 @@ def test_ini_sources_come_from_the_file_pytest_would_pick(tmp_path: Path) -> Non
     assert ini_probe_sources(str(tmp_path)) == (str(tmp_path), ["ignored"])
     (tmp_path / "tox.ini").write_text("[pytest]\n")
     assert ini_probe_sources(str(tmp_path)) is None
+
+
+@pytest.mark.parametrize("name, text", [
+    ("pytest.ini", "[pytest]\nclaims_probes = lib/probes\n"),
+    ("pyproject.toml", '[tool.pytest.ini_options]\nclaims_probes = ["lib/probes"]\n'),
+    ("tox.ini", "[pytest]\nclaims_probes = lib/probes\n"),
+    ("setup.cfg", "[tool:pytest]\nclaims_probes = lib/probes\n"),
+])
+def test_without_pytest_validate_finds_the_config_pytest_would(tmp_path, name, text) -> None:
+    import importlib
+
+    from claimcheck.cli._claims import _locate_config_without_pytest
+
+    (tmp_path / name).write_text(text)
+    inner = tmp_path / "claims"
+    inner.mkdir()
+    ours = _locate_config_without_pytest(inner, None)
+    theirs = importlib.import_module("_pytest.config.findpaths").locate_config(inner, [inner])
+    assert (ours[0], ours[1]) == (theirs[0], theirs[1])
+    value = theirs[2]["claims_probes"]
+    assert ours[2]["claims_probes"] == getattr(value, "value", value)
