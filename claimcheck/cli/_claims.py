@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import shlex
 import sys
 from pathlib import Path
@@ -40,12 +39,14 @@ def ini_probe_sources(root: str) -> tuple[str, list[str]] | None:
     relative to that file's folder, which becomes pytest's rootdir. ``None``: unset or empty.
     """
     folder = Path(root).resolve()
-    try:  # the search pytest runs; no public twin
-        locate_config: Any = importlib.import_module("_pytest.config.findpaths").locate_config
-    except ImportError:  # the light lint environment (pre-commit) has no pytest
-        locate_config = _locate_config_without_pytest
+    search: Callable[..., Any]
     try:
-        found = locate_config(folder, [folder])
+        from _pytest.config.findpaths import locate_config  # the search pytest runs; no public twin
+        search = locate_config
+    except ImportError:  # the light lint environment (pre-commit) has no pytest
+        search = _locate_config_without_pytest
+    try:
+        found = search(folder, [folder])
     except Exception as error:  # noqa: BLE001 - a malformed config file is an input error, shown in one line
         raise UsageError(f"cannot read pytest's configuration above {folder}: {' '.join(str(error).split())}") from None
     rootdir, inifile, options = found[0], found[1], found[2]
