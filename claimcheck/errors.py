@@ -36,5 +36,14 @@ class ProbeError(ClaimcheckError):
     """A probe ran but its result cannot be trusted (e.g. outputs were not evaluated)."""
 
 
+class Undecidable(ClaimcheckError):
+    """The probe ran, but a check of its own measurement failed here, so nothing can be decided.
+
+    Raised when the measurement's premise does not hold on this machine (e.g. a seeded draw that
+    does not reproduce itself, so exact matches cannot be counted): the item is inconclusive with
+    this reason, which is not a probe failure and not a verdict on the claim.
+    """
+
+
 class NotApplicable(ClaimcheckError):
     """The claim cannot be checked here (model missing, backend unsupported); not a failure."""

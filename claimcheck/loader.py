@@ -8,7 +8,6 @@ evaluated: values are data, probes are looked up by name.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import inspect
 import itertools
@@ -29,6 +28,7 @@ from claimcheck.premises import dependency_problems, duplicate_problems
 from claimcheck.probe import RegisteredProbe, UnknownProbeError, get_probe
 from claimcheck.schema import SECTIONS, Field, valid_id
 from claimcheck.yamlsafe import LocatedDocument, load_documents
+from claimcheck.suggest import closest, did_you_mean
 
 CLAIM_SUFFIXES = (".yaml", ".yml")
 MAX_GRID_ITEMS = 10_000
@@ -79,8 +79,8 @@ class _Validator:
         fields = SECTIONS[section if schema is None else schema]
         for key in value:
             if key not in fields:
-                close = difflib.get_close_matches(key, list(fields), n=1)
-                hint = f"; did you mean `{close[0]}`?" if close else f"; known: {', '.join(fields)}"
+                match = closest(key, fields)
+                hint = f"; did you mean `{match}`?" if match else f"; known: {', '.join(fields)}"
                 raise self.error(self.join(section, key), f"unknown key `{key}`{hint}")
         out: dict[str, Any] = {}
         for name, spec in fields.items():
@@ -151,8 +151,7 @@ class _Validator:
                     if isinstance(item, (dict, list)):
                         raise self.error(f"{path}.{key}", "grid values must be plain values (text, numbers, booleans)")
         if spec.choices and value not in spec.choices:
-            close = difflib.get_close_matches(str(value), spec.choices, n=1)
-            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            hint = did_you_mean(value, spec.choices)
             raise self.error(path, f"expected one of {', '.join(spec.choices)}, got {value!r}{hint}")
         if spec.pattern and isinstance(value, str) and not valid_id(value):
             raise self.error(path, f"expected a slug of a-z, 0-9 and '-' (at most 80 characters), got {value!r}")
@@ -368,8 +367,7 @@ def probe_problems(claim: Claim) -> tuple[RegisteredProbe | None, list[ClaimErro
         if field_path in reported:
             continue
         if not accepts_any and name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f" (did you mean `{close[0]}`?)" if close else f"; it takes: {', '.join(known) or 'nothing'}"
+            hint = did_you_mean(name, known) or f"; it takes: {', '.join(known) or 'nothing'}"
             found.append(problem(field_path, f"probe `{registered.name}` has no param `{name}`{hint}"))
             reported.add(field_path)
             continue
@@ -382,8 +380,7 @@ def probe_problems(claim: Claim) -> tuple[RegisteredProbe | None, list[ClaimErro
         check = claim.check
         for output in [check.output, check.reference, *(check.outputs or ())]:
             if output is not None and output not in registered.outputs:
-                close = difflib.get_close_matches(output, list(registered.outputs), n=1)
-                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                hint = did_you_mean(output, registered.outputs)
                 found.append(problem("check.output", f"probe `{registered.name}` has no output `{output}`{hint}; "
                                                      f"it gives: {', '.join(registered.outputs)}"))
     if registered.deterministic:

@@ -23,6 +23,7 @@ from claimcheck.errors import ClaimcheckError, ClaimError
 from claimcheck.result import ItemResult
 from claimcheck.runner import RunOptions, run_claim_item
 from claimcheck.session import ClaimSession
+from claimcheck.suggest import closest
 from claimcheck.verdict import Verdict
 
 PROPERTY = "claimcheck"
@@ -131,10 +132,8 @@ def _check_setup(config: pytest.Config, session: ClaimSession) -> None:
     if chosen:
         known = {"cpu", "cuda", "metal"} | {name for claim in session.all_claims().values() for name in claim.profiles}
         if chosen not in known:
-            import difflib
-
-            close = difflib.get_close_matches(chosen, sorted(known), n=1)
-            hint = f"did you mean `{close[0]}`? " if close else ""
+            match = closest(chosen, sorted(known))
+            hint = f"did you mean `{match}`? " if match else ""
             raise pytest.UsageError(f"claimcheck: unknown --claims-profile `{chosen}`; {hint}known: {', '.join(sorted(known))}")
 
 

@@ -6,11 +6,11 @@ Each returns every problem it finds, at the line of the field that has it, so
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimError
+from claimcheck.suggest import did_you_mean
 
 
 def duplicate_problems(claims: Iterable[Claim]) -> list[ClaimError]:
@@ -40,8 +40,7 @@ def dependency_problems(claims: Sequence[Claim], known: Iterable[Claim] = ()) ->
     for claim in claims:
         for premise in claim.depends_on:
             if premise not in by_id:
-                close = difflib.get_close_matches(premise, list(by_id), n=1)
-                hint = f" (did you mean `{close[0]}`?)" if close else ""
+                hint = did_you_mean(premise, by_id)
                 problems.append(ClaimError(claim.path, claim.line_of("depends_on"), "depends_on",
                                            f"unknown claim `{premise}`{hint}"))
     checked = {claim.id for claim in claims}

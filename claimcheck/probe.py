@@ -13,7 +13,6 @@ elsewhere is an error naming both.
 
 from __future__ import annotations
 
-import difflib
 import os
 import random
 import sys
@@ -24,6 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from claimcheck.errors import ClaimcheckError
 from claimcheck.probe_plot import PackPlot
+from claimcheck.suggest import did_you_mean
 
 Samples = Mapping[str, Sequence[float]]
 
@@ -203,8 +203,7 @@ def get_probe(name: str) -> RegisteredProbe:
         return _REGISTRY[name]
     except KeyError:
         known = sorted(_REGISTRY)
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        hint = did_you_mean(name, known)
         raise UnknownProbeError(f"unknown probe `{name}`{hint}; known probes: {', '.join(known) or 'none'}") from None
 
 

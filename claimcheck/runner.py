@@ -22,7 +22,7 @@ from typing import Any
 
 from claimcheck.adjudicate import gate_noise
 from claimcheck.claim import Claim
-from claimcheck.errors import NotApplicable, ProbeError
+from claimcheck.errors import NotApplicable, ProbeError, Undecidable
 from claimcheck.probe import ProbeContext, RegisteredProbe
 from claimcheck.progress import ItemProgress, ProgressSink, ignore_progress
 from claimcheck.result import ItemResult
@@ -110,7 +110,7 @@ def hard_limit(max_seconds: float) -> float:
 def _one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     message = text[0] if text else ""
-    if isinstance(error, (ProbeError, NotApplicable)) and message:
+    if isinstance(error, (ProbeError, NotApplicable, Undecidable)) and message:
         return message
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
@@ -153,6 +153,8 @@ def run_claim_item(
             decision = _measure_and_decide(claim, probe, sampler, alpha, options, started + seconds, tracker)
     except NotApplicable as error:
         return finish(Verdict.NOT_APPLICABLE, _one_line(error))
+    except Undecidable as error:
+        return finish(Verdict.INCONCLUSIVE, _one_line(error))
     except (Exception, SystemExit) as error:  # noqa: BLE001 - any probe failure is an `error` verdict
         return finish(Verdict.ERROR, _one_line(error))
     finally:

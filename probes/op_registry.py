@@ -25,13 +25,13 @@ MLX is imported inside the functions only.
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from claimcheck.harness.timing import mlx_core
 from claimcheck.probe import definition_source, same_definition
+from claimcheck.suggest import did_you_mean
 
 Inputs = tuple[Any, ...]
 MakeInputs = Callable[[Sequence[int], str, Any], Inputs]
@@ -89,8 +89,7 @@ def get_op(name: str) -> OpEntry:
         return _OPS[name]
     except KeyError:
         known = sorted(_OPS)
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        hint = did_you_mean(name, known)
         raise UnknownOpError(f"unknown op `{name}`{hint}; known ops: {', '.join(known)}") from None
 
 

@@ -6,7 +6,7 @@ put the count in context:
 
 - :func:`policy_arm`: the search run with any policy instead of pure temperature (the target's
   own policy gives the base rate of exact matches under an identical distribution);
-- :func:`own_seed_reproduces`: the target's policy and seed, drawn again through the search's own
+- :func:`own_seed_divergence`: the target's policy and seed, drawn again through the search's own
   path, must give the target back (the source's control: its seed 102 reproducing its opening);
 - :func:`exact_match_log10`: the exact, seedless probability that a policy draws the target token
   for token, from one teacher-forced pass.
@@ -74,15 +74,22 @@ def policy_arm(
     return rows
 
 
-def own_seed_reproduces(
+def own_seed_divergence(
     model: Any, prompt: Sequence[int], target: dict[str, Any], *, policy: Any, seed: int, ban_ids: Sequence[int]
-) -> bool:
-    """Whether the target's policy and seed, drawn again on their own, give the target's tokens back."""
+) -> int | None:
+    """Where the target's policy and seed, drawn again on their own, first leave the target's tokens (None: nowhere).
+
+    A seeded draw that does not give itself back means the backend's sampling depends on more
+    than the seed (on CUDA, on the batch the draw shared), so an exact match cannot be counted.
+    """
     from claimcheck.sampling import GenerationRequest, generate_batch
 
     again = generate_batch(model, [GenerationRequest(prompt=prompt, policy=policy, seed=int(seed), max_tokens=len(target["tokens"]))],
                            stop_ids=(), ban_ids=ban_ids)[0]
-    return [int(t) for t in again.tokens] == [int(t) for t in target["tokens"]]
+    drawn, wanted = [int(t) for t in again.tokens], [int(t) for t in target["tokens"]]
+    if drawn == wanted:
+        return None
+    return next((i for i, (a, b) in enumerate(zip(drawn, wanted)) if a != b), min(len(drawn), len(wanted)))
 
 
 def exact_match_log10(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_ids: Sequence[int]) -> float:

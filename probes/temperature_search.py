@@ -17,10 +17,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from claimcheck.errors import ProbeError
+from claimcheck.errors import Undecidable
 from claimcheck.probe import Output, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
-from .temperature_controls import exact_match_log10, own_seed_reproduces, policy_arm, search_seeds
+from .temperature_controls import exact_match_log10, own_seed_divergence, policy_arm, search_seeds
 from .curve_prompts import one_prompt
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
 
@@ -120,9 +120,13 @@ def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64)
         return {chosen.id: found}
 
     result = cached_many(ctx, {chosen.id: key}, compute)[chosen.id]
-    if not own_seed_reproduces(lm.model, ids, result["target"], policy=target, seed=int(design.target_seed), ban_ids=stops):
-        raise ProbeError(f"`{design.target_policy}` at seed {design.target_seed} did not reproduce its own sample: "
-                         "exact matches cannot be counted")
+    diverged = own_seed_divergence(lm.model, ids, result["target"], policy=target, seed=int(design.target_seed), ban_ids=stops)
+    if diverged is not None:
+        ctx.artifacts["own_seed_reproduces"] = False
+        ctx.artifacts["own_seed_diverges_at"] = diverged
+        raise Undecidable(f"`{design.target_policy}` at seed {design.target_seed}, drawn again alone, left its own sample at "
+                          f"token {diverged} of {len(result['target']['tokens'])}: sampling here depends on more than the "
+                          "seed, so exact matches cannot be counted")
     return SearchRun(design, lm, ids, stops, target, arm, result)
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Sequence
 
 
 from claimcheck.store import EvidenceStore, StoredRun, choose_class
+from claimcheck.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from claimcheck.store import StoredResult
@@ -199,7 +200,6 @@ HINT_RUNS = 50
 
 def _claim_hint(store: EvidenceStore, claim_id: str) -> str:
     """`` (did you mean `x`?)`` from the claim ids of the store's recent runs; an item id names its claim."""
-    import difflib
 
     known: set[str] = set()
     for run in store.runs(limit=HINT_RUNS):
@@ -208,8 +208,7 @@ def _claim_hint(store: EvidenceStore, claim_id: str) -> str:
     base = claim_id.split("[", 1)[0]
     if base != claim_id and base in known:
         return f" (`{claim_id}` is an item; its claim is `{base}`)"
-    close = difflib.get_close_matches(base, sorted(known), n=1)
-    return f" (did you mean `{close[0]}`?)" if close else ""
+    return did_you_mean(base, sorted(known))
 
 
 def cmd_history(args: argparse.Namespace) -> int:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from claimcheck.suggest import closest, did_you_mean
 import argparse
-import difflib
 import inspect
 import sys
 import typing
@@ -77,8 +77,7 @@ def cmd_probes(args: argparse.Namespace) -> int:
     names = args.names or sorted(known)
     for name in names:
         if name not in known:
-            close = difflib.get_close_matches(name, sorted(known), n=1)
-            hint = f" (did you mean `{close[0]}`?)" if close else ""
+            hint = did_you_mean(name, sorted(known))
             raise UsageError(f"probes: unknown probe `{name}`{hint}; known probes: {', '.join(sorted(known)) or 'none'}"
                              + ("" if known else f" ({_no_probes_hint(args.root)})"))
     root = Path(args.root).resolve()
@@ -140,8 +139,8 @@ def resolution(name: str, root: Path) -> tuple[bool, str]:
         reason = str(error).removeprefix(f"model {name} not installed: ")
         if aliases.lookup(name) is not None or name in registered:
             return False, reason
-        close = difflib.get_close_matches(name, sorted(registered) + sorted(aliases.active()), n=1)
-        hint = f"did you mean `{close[0]}`? " if close else ""
+        match = closest(name, sorted(registered) + sorted(aliases.active()))
+        hint = f"did you mean `{match}`? " if match else ""
         return False, (f"not a registered id, an alias, a directory or a cached Hugging Face repo; {hint}map it in "
                        f"[{aliases.TABLE}] of {root / 'pyproject.toml'}")
     except ClaimcheckError as error:  # an alias that reuses a registered id

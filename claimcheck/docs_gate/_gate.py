@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -11,6 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from claimcheck.claim import Claim
 from claimcheck.figures import Figure, MarkdownDoc, read_markdown
 from claimcheck.store import StoredResult
+from claimcheck.suggest import did_you_mean
 
 from ._agreement import agrees, families_of_claim, measured_text
 from ._anchors import class_matches, figures_by_anchor, find_anchors, machines_named
@@ -140,8 +140,7 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
     fixes = [] if fixes is None else fixes
     claim = index.get(anchor.claim_id)
     if claim is None:
-        close = difflib.get_close_matches(anchor.claim_id, list(index), n=1)
-        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        hint = did_you_mean(anchor.claim_id, index)
         return [Problem(*where, f"unknown claim `{anchor.claim_id}`{hint}", code="unknown-claim")]
     if claim.draft:
         return [Problem(*where, f"claim `{claim.id}` is a draft ({claim.path}:{claim.line}); complete it and run it "

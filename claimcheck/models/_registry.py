@@ -16,7 +16,6 @@ resolved, so a module that is absent is simply not there, and none of them may i
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.util
 import os
@@ -29,6 +28,7 @@ from typing import Any, Sequence
 from claimcheck.errors import NotApplicable
 from claimcheck.project_config import ProjectConfigError
 from claimcheck.models._spec import Loader, LoadedModel, Locator, ModelSpec, default_variant
+from claimcheck.suggest import did_you_mean
 
 #: Model modules imported lazily on first resolution (absent ones are skipped).
 KNOWN_MODULES: tuple[str, ...] = (
@@ -179,8 +179,7 @@ def resolve(model_id: str) -> ModelSpec:
 
     known = sorted(key for key in _REGISTRY)
     named = sorted(aliases.active())
-    close = difflib.get_close_matches(model_id, known + named, n=1)
-    hint = f" (did you mean `{close[0]}`?)" if close else ""
+    hint = did_you_mean(model_id, known + named)
     failed = "".join(f"; {name} failed to import ({reason})" for name, reason in _import_failures.items())
     raise NotApplicable(
         f"model {model_id} not installed: not a registered id{hint}, a project alias, a local model directory or "

@@ -17,7 +17,6 @@ item ids and the verdicts lock stay the same whichever machine runs them.
 
 from __future__ import annotations
 
-import difflib
 import re
 import threading
 from collections.abc import Mapping
@@ -27,6 +26,7 @@ from typing import Literal
 
 from claimcheck.errors import NotApplicable
 from claimcheck.models._spec import ModelSpec
+from claimcheck.suggest import closest
 
 TABLE = "tool.claimcheck.models"
 Kind = Literal["directory", "huggingface"]
@@ -197,8 +197,8 @@ def _why_not_cached(repo_id: str) -> str:
 
     if not local.huggingface_hub_installed():
         return "but huggingface_hub is not installed, so its cache cannot be read"
-    close = difflib.get_close_matches(repo_id, cached_repo_ids(), n=1)
-    hint = f" (cached: did you mean `{close[0]}`?)" if close else ""
+    match = closest(repo_id, cached_repo_ids())
+    hint = f" (cached: did you mean `{match}`?)" if match else ""
     return f"not in the local Hugging Face cache {_cache_folder()}{hint}; nothing is downloaded"
 
 

@@ -4,7 +4,8 @@ Layout written under ``out_dir`` (default ``reports/``)::
 
     index.md, index.html, index.json   the run at a glance (HTML is self-contained: items table, one
                                        section per claim with its history and doc anchors)
-    forest.png                         every decided figure against its claim
+    forest/<pack>.png                  every decided figure against its claim, one picture per claims pack
+                                       (``<pack>-1.png``, ``<pack>-2.png``, ... when a pack is too tall for one)
     plots/<name>.png                   the plots the run's probes declare, only when it has their items
     corrections/<claim-id>.md|.json    one per claim with refuted items
     inconclusive/<claim-id>.md|.json   one per claim with inconclusive items
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from claimcheck.probe import RegisteredProbe
     from claimcheck.report.plots import Plot
 
+#: The report's folder of forest pictures (one per claims pack).
+FOREST_DIR = "forest"
+
 #: Where the docs citing claims live, relative to the working directory, when none are named.
 DEFAULT_DOCS = ("README.md", "docs")
 
@@ -43,7 +47,7 @@ class ReportResult:
     index_md: Path
     index_html: Path
     index_json: Path
-    forest: Path | None = None
+    forests: list[Path] = field(default_factory=list)
     plots: list[Path] = field(default_factory=list)
     corrections: list[Path] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
@@ -88,19 +92,15 @@ def build_reports(
     clear_old(out)
     made, written = write_all(report, out)
 
-    forest = None
+    forests: list[Plot] = []
     pack: list[Plot] = []
+    _clear_forest(out)
     if plots:
         from claimcheck.report import plots as pictures
 
-        try:
-            png = pictures.forest(report.items)
-        except Exception as error:  # noqa: BLE001 - a picture must never sink the report
-            report.warnings.append(f"forest plot skipped: {' '.join(str(error).split())}")
-            png = None
-        if png is not None:
-            forest = pictures.Plot("forest", "Forest plot", "", out / "forest.png", png)
-            write_text(forest.path, png)
+        forests = _forests(report, out)
+        for plot in forests:
+            write_text(plot.path, plot.png)
         plot_dir = out / "plots"
         if plot_dir.is_dir():
             for old in plot_dir.glob("*.png"):
@@ -110,8 +110,6 @@ def build_reports(
         report.warnings.extend(notes)
         for plot in pack:
             write_text(plot.path, plot.png)
-    elif (out / "forest.png").exists():
-        (out / "forest.png").unlink()
 
     from claimcheck.report import html, index
 
@@ -121,7 +119,7 @@ def build_reports(
         index_md=out / "index.md",
         index_html=out / "index.html",
         index_json=out / "index.json",
-        forest=forest.path if forest else None,
+        forests=[p.path for p in forests],
         plots=[p.path for p in pack],
         corrections=written,
         drift=report.drift,
@@ -131,18 +129,52 @@ def build_reports(
     files = {
         "index_md": "index.md",
         "index_html": "index.html",
-        "forest": "forest.png" if forest else None,
+        "forest": [f"{FOREST_DIR}/{p.path.name}" for p in forests],
         "plots": [f"plots/{p.path.name}" for p in pack],
         "corrections": [str(p.relative_to(out)) for p in written],
     }
-    write_text(result.index_md, index.markdown(report, made, forest, pack))
-    write_text(result.index_html, html.page(report, made, forest, pack, out_dir=out))
+    write_text(result.index_md, index.markdown(report, made, forests, pack))
+    write_text(result.index_html, html.page(report, made, forests, pack, out_dir=out))
     write_text(
         result.index_json,
         json.dumps(index.summary(report, made, files), indent=2, ensure_ascii=False, sort_keys=True, default=str)
         + "\n",
     )
     return result
+
+
+def _clear_forest(out: Path) -> None:
+    """Remove the forest pictures of an earlier build: the single ``forest.png`` and the per-pack folder's PNGs."""
+    (out / "forest.png").unlink(missing_ok=True)
+    folder = out / FOREST_DIR
+    if folder.is_dir():
+        for old in folder.glob("*.png"):
+            old.unlink()
+
+
+def _forests(report: RunReport, out: Path) -> list[Plot]:
+    """One forest picture per claims pack (or part of one); a picture that fails is noted, never fatal."""
+    from claimcheck.report.forest import draw
+    from claimcheck.report.forest_pages import pages
+    from claimcheck.report.plots import Plot
+
+    try:
+        laid_out = pages(report.items)
+    except Exception as error:  # noqa: BLE001 - a picture must never sink the report
+        report.warnings.append(f"forest plot skipped: {' '.join(str(error).split())}")
+        return []
+    drawn = []
+    for page in laid_out:
+        try:
+            png = draw(page.panels)
+        except Exception as error:  # noqa: BLE001 - a picture must never sink the report
+            report.warnings.append(f"forest plot {page.name} skipped: {' '.join(str(error).split())}")
+            continue
+        caption = (f"{page.rows} decided figure(s) of the claims in the {page.pack} pack"
+                   + (f", part {page.part} of {page.parts}" if page.parts > 1 else ""))
+        drawn.append(Plot(f"forest-{page.name}", f"Forest plot: {page.title}", caption,
+                          out / FOREST_DIR / f"{page.name}.png", png))
+    return drawn
 
 
 def _probes(warnings: list[str]) -> Mapping[str, RegisteredProbe]:

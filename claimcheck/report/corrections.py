@@ -62,10 +62,18 @@ def write_text(path: Path, content: str | bytes) -> None:
 
 
 def display_path(path: str) -> str:
-    """A claim file path relative to the working directory when it lies inside it (reports travel)."""
+    """A claim file path as a reader can find it: relative to the working directory, else from its ``claims/`` folder.
+
+    A run made in another checkout (a CI clone, a snapshot) stores absolute paths that mean nothing
+    where the report is read; the part from the claims folder on does.
+    """
     try:
         return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
     except (ValueError, OSError):
+        parts = Path(path).parts
+        if "claims" in parts[:-1]:
+            start = len(parts) - 1 - parts[::-1].index("claims")
+            return Path(*parts[start:]).as_posix()
         return str(path)
 
 

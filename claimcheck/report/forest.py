@@ -6,6 +6,8 @@ symmetric around 1), rates share one axis from 0, differences between levels (or
 share one axis per unit and order of magnitude with the claimed "no difference" line at 0, and
 every other figure is grouped by unit and order of magnitude. Item ids sit on the left and the
 printed figures in a column of their own on the right, both inside the figure, so nothing is clipped.
+
+A report draws one picture per claims pack, laid out by :mod:`claimcheck.report.forest_pages`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ RATE_RULES = frozenset({"zero_rate", "rate_at_most", "rate_at_least", "two_propo
 ORDER_RULES = frozenset({"ordering", "monotone"})
 BAND_GREY = "#bdbdbd"
 LONGEST_LABEL = 64
+#: A label or note longer than this goes on two lines (a row is tall enough for two).
+WRAP_AT = 52
+#: Heights in inches: a row, a panel's title and axis, the legend on top.
+ROW_IN, PANEL_IN, LEGEND_IN = 0.3, 0.9, 1.2
+#: A row's height in a panel where some item id takes two lines.
+TALL_ROW_IN = 0.42
+#: Width of the axes in inches, so that with labels and notes a picture fits a page about 1,250 px wide.
+PLOT_IN = 5.4
 
 
 @dataclass(frozen=True)
@@ -37,9 +47,24 @@ class Panel:
     unit: str
     decade: int | None
     rows: tuple[StoredResult, ...]
+    continued: bool = False  # the rest of a panel split over two pictures
+
+    @property
+    def row_height(self) -> float:
+        """Inches per row: taller when an item id is on two lines, so neighbouring labels never touch."""
+        return TALL_ROW_IN if any("\n" in _label(row.item_id) for row in self.rows) else ROW_IN
+
+    @property
+    def height(self) -> float:
+        """Inches the panel takes in a picture."""
+        return self.row_height * len(self.rows) + PANEL_IN
 
     @property
     def title(self) -> str:
+        return self._title + (" (continued)" if self.continued else "")
+
+    @property
+    def _title(self) -> str:
         unit = f" ({self.unit})" if self.unit else ""
         if self.kind == "ratio":
             reach = "within 0.1× to 10×" if self.decade is None else "beyond 0.1× to 10×"
@@ -119,12 +144,35 @@ def panels(rows: Sequence[StoredResult]) -> list[Panel]:
                                         -len(p.rows), p.kind, p.unit))
 
 
-def _label(item_id: str) -> str:
-    """An item id short enough for the axis, cut in the middle so the grid point stays readable."""
-    if len(item_id) <= LONGEST_LABEL:
-        return item_id
+def _shorten(line: str) -> str:
+    """One line of a label, cut in the middle when longer than :data:`LONGEST_LABEL`."""
+    if len(line) <= LONGEST_LABEL:
+        return line
     keep = (LONGEST_LABEL - 1) // 2
-    return f"{item_id[:keep]}…{item_id[-keep:]}"
+    return f"{line[:keep]}…{line[-keep:]}"
+
+
+def _label(item_id: str) -> str:
+    """An item id for the axis: a long grid item on two lines (claim, then ``[grid point]``), each line whole
+    unless longer than :data:`LONGEST_LABEL` (then cut in the middle, so the grid point stays readable)."""
+    claim, bracket, point = item_id.partition("[")
+    if len(item_id) > WRAP_AT and bracket and claim:
+        return f"{_shorten(claim)}\n{_shorten(bracket + point)}"
+    return _shorten(item_id)
+
+
+def _note(item: StoredResult) -> str:
+    """The printed figure and what the claim says, on two lines when together they are long."""
+    figure, claim = text.figure(item), text.claimed(item).text
+    if not claim:
+        return figure
+    joined = f"{figure}  ·  claim {claim}"
+    return joined if len(joined) <= WRAP_AT else f"{figure}\nclaim {claim}"
+
+
+def _width(label: str) -> int:
+    """Characters of a label's longest line."""
+    return max(len(line) for line in label.split("\n"))
 
 
 def _draw_bound(ax: Axes, item: StoredResult, y: float, panel: Panel) -> None:
@@ -146,7 +194,7 @@ def _draw_bound(ax: Axes, item: StoredResult, y: float, panel: Panel) -> None:
 
 
 def _style_axis(ax: Axes, panel: Panel) -> None:
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
     ax.grid(axis="x", alpha=0.3)
     ax.tick_params(axis="x", labelsize=8)
@@ -172,23 +220,46 @@ def _style_axis(ax: Axes, panel: Panel) -> None:
         ax.set_xlabel(panel.unit or "(no unit)", fontsize=8.5)
         if panel.kind == "order":
             ax.axvline(0.0, color="#424242", linewidth=0.8, zorder=0)
+    if panel.kind != "ratio":  # fewer ticks when each needs many digits (1 ± 1e-9), so labels stand apart
+        low, high = ax.get_xlim()
+        long_labels = high - low < 1e-4 * max(abs(low), abs(high))
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4 if long_labels else 8, steps=[1, 2, 2.5, 5, 10]))
+        ax.xaxis.set_major_formatter(FuncFormatter(
+            lambda value, _: tick_text(value, [float(t) for t in ax.xaxis.get_majorticklocs()])))
+
+
+def tick_text(value: float, ticks: Sequence[float]) -> str:
+    """A linear axis tick in full, with just the digits that tell it from its neighbours.
+
+    matplotlib would print ``1e-9+1`` in the corner and ``0.0`` ... ``1.0`` on the ticks of an axis
+    around 1 ± 1e-9; here each tick reads ``1.0000000005``, ``7.5e-06``, ``0.25`` or ``1000``.
+    """
+    steps = [abs(b - a) for a, b in zip(ticks, ticks[1:]) if b != a]
+    if value == 0 or not steps:
+        return f"{value:g}"
+    step = min(steps)
+    decimals = next((d for d in range(16) if abs(round(step, d) - step) <= step * 1e-6), 15)
+    digits = decimals + math.floor(math.log10(abs(value))) + 1
+    return f"{value:.{max(1, digits)}g}"
 
 
 def forest(items: Sequence[StoredResult]) -> bytes | None:
-    """PNG of every decided figure: dot = estimate, bar = interval, colour = verdict, black = the claim."""
+    """PNG of every decided figure in one picture, whatever its height (a report draws one per claims pack)."""
     rows = [item for item in items if text.has_interval(item)]
-    if not rows:
-        return None
+    return draw(panels(rows)) if rows else None
+
+
+def draw(found: Sequence[Panel]) -> bytes:
+    """PNG of panels: dot = estimate, bar = interval, colour = verdict, black = the claim."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    found = panels(rows)
-    notes = [f"{text.figure(i)}  ·  claim {text.claimed(i).text}".strip(" ·") for i in rows]
-    label_in = 0.068 * max(len(_label(i.item_id)) for i in rows)
-    note_in = 0.062 * max(len(n) for n in notes)
-    heights = [0.3 * len(p.rows) + 0.9 for p in found]
-    fig = new_figure(label_in + 6.0 + note_in, sum(heights) + 1.2)
-    grid = fig.add_gridspec(len(found), 2, width_ratios=[6.0, note_in], height_ratios=heights)
+    rows = [item for panel in found for item in panel.rows]
+    label_in = 0.068 * max(_width(_label(i.item_id)) for i in rows)
+    note_in = 0.062 * max(_width(_note(i)) for i in rows)
+    heights = [p.height for p in found]
+    fig = new_figure(label_in + PLOT_IN + note_in, sum(heights) + LEGEND_IN)
+    grid = fig.add_gridspec(len(found), 2, width_ratios=[PLOT_IN, note_in], height_ratios=heights)
     for index, panel in enumerate(found):
         ax = fig.add_subplot(grid[index, 0])
         side = fig.add_subplot(grid[index, 1], sharey=ax)
@@ -201,8 +272,7 @@ def forest(items: Sequence[StoredResult]) -> bytes | None:
             _draw_bound(ax, item, y, panel)
             ax.plot([low, high], [y, y], color=colour, linewidth=3.2, solid_capstyle="butt", zorder=4)
             ax.plot([stat], [y], "o", color=colour, markersize=6, markeredgecolor="white", zorder=5)
-            note = f"{text.figure(item)}  ·  claim {text.claimed(item).text}".strip(" ·")
-            side.text(0.0, y, note, va="center", ha="left", fontsize=8, transform=side.get_yaxis_transform())
+            side.text(0.0, y, _note(item), va="center", ha="left", fontsize=8, transform=side.get_yaxis_transform())
         ax.set_yticks(range(count), [_label(i.item_id) for i in reversed(panel.rows)], fontsize=8.5)
         ax.set_ylim(-0.7, count - 0.3)
         ax.set_title(panel.title, fontsize=9, loc="left")

@@ -1,24 +1,25 @@
 """``reports/index.html``: the run in one self-contained page a reader can navigate.
 
-Order: the run, a table of contents, the items table (sortable and filterable), the forest plot,
-corrections and notes, controls, one section per claim (its doc anchors, machines side by side and
-history), the machine comparison, then what was not checked, drift and the plots. Images are inlined
-as base64 ``data:`` URIs, styles and the one script are inline (the script allowed by its hash), so
-the page opens from a CI artifact or an e-mail with no network access. Every piece of claim or run
-text goes through :func:`html.escape`.
+Order: the run, a table of contents, the items table (sortable and filterable), the forest plots (one
+per claims pack), corrections and notes, controls, one section per claim (its doc anchors, machines side
+by side and history, charted and tabled), the machine comparison, then what was not checked, drift and
+the plots. Images are inlined as base64 ``data:`` URIs, history charts as inline SVG, styles and the
+one script are inline (the script allowed by its hash), so the page opens from a CI artifact or an
+e-mail with no network access. Every piece of claim or run text goes through :func:`html.escape`.
 """
 
 from __future__ import annotations
 
 import base64
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from claimcheck.report import text
 from claimcheck.report.corrections import Correction
 from claimcheck.report.html_assets import SCRIPT, STYLE, script_hash
 from claimcheck.report.html_claims import badge, claim_anchor, claim_sections, e, machine_comparison
 from claimcheck.report.index import (
+    FOREST_INTRO,
     claims_without_items,
     drift_heading,
     ordered_items,
@@ -65,9 +66,13 @@ def _head(report: RunReport) -> list[str]:
     return out
 
 
-def _toc(entries: Sequence[tuple[str, str]]) -> list[str]:
-    return ['<nav class="toc" id="contents"><b>Contents</b><ol>'] + [
-        f'<li><a href="#{e(anchor)}">{e(title)}</a></li>' for anchor, title in entries] + ["</ol></nav>"]
+def _toc(entries: Sequence[tuple[str, str]], children: Mapping[str, Sequence[tuple[str, str]]]) -> list[str]:
+    """The contents: one line per section, with ``children[anchor]`` (e.g. the forest packs) listed under it."""
+    out = ['<nav class="toc" id="contents"><b>Contents</b><ol>']
+    for anchor, title in entries:
+        below = "".join(f'<li><a href="#{e(a)}">{e(t)}</a></li>' for a, t in children.get(anchor, ()))
+        out.append(f'<li><a href="#{e(anchor)}">{e(title)}</a>' + (f"<ol>{below}</ol>" if below else "") + "</li>")
+    return out + ["</ol></nav>"]
 
 
 def _items_table(report: RunReport, made: Sequence[Correction]) -> list[str]:
@@ -200,12 +205,22 @@ def _rest(report: RunReport, plots: Sequence[Plot]) -> list[str]:
     return out
 
 
-def page(report: RunReport, made: Sequence[Correction], forest: Plot | None, plots: Sequence[Plot], *,
+def _forests(forests: Sequence[Plot]) -> list[str]:
+    """The forest section: one sub-heading and picture per claims pack (or part of one)."""
+    out = ['<h2 id="forest">Forest plots</h2>', f"<p>{e(FOREST_INTRO)}</p>"]
+    for plot in forests:
+        out += [f'<h3 id="{e(plot.name)}">{e(plot.title)}</h3>', image(plot, plot.title),
+                f'<p class="muted">{e(plot.caption)}</p>']
+    return out
+
+
+def page(report: RunReport, made: Sequence[Correction], forests: Sequence[Plot], plots: Sequence[Plot], *,
          out_dir: Path | None = None) -> str:
     """The complete HTML document; ``out_dir`` is where it is written, for relative links to the docs."""
     order = list(dict.fromkeys([i.claim_id for i in ordered_items(report)] + list(report.claims)))
     entries = [("items", "Claim items")]
-    entries += [("forest", "Forest plot")] if forest is not None else []
+    entries += [("forest", "Forest plots")] if forests else []
+    packs = {"forest": [(p.name, p.title.removeprefix("Forest plot: ")) for p in forests]}
     entries += [(f"{kind}s", title) for kind, title in (("correction", "Corrections"), ("inconclusive", "Inconclusive"))
                 if any(d.kind == kind for d in made)]
     entries += [("controls", "Positive controls")] if report.controls else []
@@ -218,9 +233,8 @@ def page(report: RunReport, made: Sequence[Correction], forest: Plot | None, plo
     entries += [("drift", "Drift")] + ([("plots", "Plots")] if plots else [])
     entries += [("warnings", "Report warnings")] if report.warnings else []
 
-    out = _head(report) + _toc(entries) + _items_table(report, made)
-    if forest is not None:
-        out += ['<h2 id="forest">Forest plot</h2>', image(forest, "Every decided figure against its claim")]
+    out = _head(report) + _toc(entries, packs) + _items_table(report, made)
+    out += _forests(forests) if forests else []
     out += _corrections(made, "correction", "Corrections", "")
     out += _corrections(made, "inconclusive", "Inconclusive", "note")
     out += _controls(report)

@@ -28,12 +28,18 @@ blockquote.note{border-color:#ef8f00;background:#fff9ef}
 dl.run{display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem;font-size:.9rem}
 dl.run dt{font-weight:600}dl.run dd{margin:0}
 nav.toc{background:#fafafa;border:1px solid #e0e0e0;padding:.4rem 1rem;font-size:.9rem}
-nav.toc ol{margin:.2rem 0;padding-left:1.2rem;columns:2}
+nav.toc ol{margin:.2rem 0;padding-left:1.2rem;columns:2}nav.toc li{break-inside:avoid}
+nav.toc ol ol{columns:auto;margin:0;list-style:lower-alpha}
 .filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin:.5rem 0;font-size:.9rem}
 .filters input{min-width:18rem;padding:.2rem .4rem}
 details.claim{border:1px solid #e0e0e0;border-radius:.3rem;margin:.35rem 0;padding:.2rem .7rem}
 details.claim[open]{background:#fcfcfc}details.claim>summary{cursor:pointer;padding:.2rem 0}
 img{max-width:100%;height:auto;border:1px solid #eeeeee}
+.charts{display:flex;flex-wrap:wrap;gap:.5rem 1rem;margin:.3rem 0 .6rem}
+figure.history{margin:0;width:340px;max-width:100%}figure.history figcaption{font-size:.8rem;overflow-wrap:anywhere}
+svg.history-chart{display:block;width:100%;height:auto;background:#fff;border:1px solid #eeeeee}
+.chart-key{display:flex;flex-wrap:wrap;gap:.2rem .9rem;font-size:.8rem;color:#424242}
+.chart-key span{display:inline-flex;align-items:center;gap:.3rem}
 code{font-size:.85rem}.muted{color:#757575}
 """
 

@@ -1,8 +1,9 @@
 """The HTML report's claim sections and machine comparison: each claim with its doc anchors and its history.
 
 A claim's history is every stored item of it, across runs and machine classes, as the evidence
-store's reading API returns it; figures from different machine classes sit in separate columns or
-rows labelled with their class and are never pooled.
+store's reading API returns it, charted (:mod:`claimcheck.report.html_history`) above its table;
+figures from different machine classes sit in separate columns, rows or series labelled with their
+class and are never pooled.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any, Sequence
 
 from claimcheck.report import text
 from claimcheck.report.canvas import COLOURS
+from claimcheck.report.corrections import display_path
+from claimcheck.report.html_history import history_charts
 from claimcheck.report.model import RunReport
 from claimcheck.store import StoredResult
 from claimcheck.verdict import Verdict, worst
@@ -94,7 +97,7 @@ def claim_sections(report: RunReport, order: Sequence[str], out_dir: Path | None
             f"<summary><code>{e(claim_id)}</code> {shown} {e(claim.title)}</summary>",
             f"<p>{e(claim.statement)}</p>",
             f"<p><b>Source:</b> {e(text.source_text(claim.source))} &nbsp; <b>Scope:</b> "
-            f"{e(text.scope_text(claim.scope))} &nbsp; <b>Claim file:</b> <code>{e(claim.path)}:{e(claim.line)}</code></p>",
+            f"{e(text.scope_text(claim.scope))} &nbsp; <b>Claim file:</b> <code>{e(display_path(claim.path))}:{e(claim.line)}</code></p>",
             "<h4>Cited in the docs</h4>",
         ]
         links = report.links.get(claim_id, [])
@@ -109,6 +112,7 @@ def claim_sections(report: RunReport, order: Sequence[str], out_dir: Path | None
         out += comparison_table(report, claim_id, classes) or ['<p class="muted">No stored result.</p>']
         history = report.history.get(claim_id, [])
         out.append(f"<h4>History ({len(history)} stored item(s), {len({r.run_id for r in history})} run(s))</h4>")
+        out += history_charts(history, classes)
         out += history_table(history) if history else ['<p class="muted">No stored result.</p>']
         out.append("</details>")
     return out

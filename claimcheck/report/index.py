@@ -13,6 +13,11 @@ from claimcheck.store import StoredResult
 from claimcheck.verdict import Verdict
 
 
+#: What every forest picture shows, said once above them.
+FOREST_INTRO = ("Every decided figure against its claim, one picture per claims pack: the dot is the estimate, the "
+                "bar its interval, the colour its verdict; black marks or grey bands are what the claim asserts.")
+
+
 def ordered_items(report: RunReport) -> list[StoredResult]:
     """Items with the ones needing attention first (refuted, error, inconclusive, ...), else as recorded."""
     rank = {verdict: i for i, verdict in enumerate(VERDICT_ORDER)}
@@ -76,8 +81,8 @@ def drift_heading(report: RunReport) -> str:
     return f"Since run {report.previous_run_id} on the same machine class:"
 
 
-def markdown(report: RunReport, made: Sequence[Correction], forest: Plot | None, plots: Sequence[Plot]) -> str:
-    """The index page in markdown (images referenced by relative path)."""
+def markdown(report: RunReport, made: Sequence[Correction], forests: Sequence[Plot], plots: Sequence[Plot]) -> str:
+    """The index page in markdown (images referenced by relative path, forest pictures under ``forest/``)."""
     md = text_md
     counts = report.counts
     lines = [f"# claimcheck report — run {md(report.run.run_id)}", ""]
@@ -98,8 +103,11 @@ def markdown(report: RunReport, made: Sequence[Correction], forest: Plot | None,
         for data in notes:
             lines += [f"[`{data.claim_id}`](inconclusive/{data.claim_id}.md) — {md(data.claim.title)}", "",
                       md(data.replacement, blockquote=True), ""]
-    if forest is not None:
-        lines += ["## Forest plot", "", f"![Every decided figure against its claim]({forest.path.name})", ""]
+    if forests:
+        lines += ["## Forest plots", "", FOREST_INTRO, ""]
+        for plot in forests:
+            lines += [f"### {md(plot.title)}", "", f"![{md(plot.title)}]({plot.path.parent.name}/{plot.path.name})", "",
+                      md(plot.caption), ""]
     lines += [
         "## Claim items",
         "",

@@ -24,7 +24,7 @@ from claimcheck.report.cascade import cascade
 from claimcheck.report.forest import forest
 from claimcheck.store import StoredResult
 
-__all__ = ["CASCADE", "Plot", "forest", "mean_interval", "pack_plots", "rate_interval"]
+__all__ = ["CASCADE", "Plot", "RatePanel", "forest", "mean_interval", "pack_plots", "rate_interval", "rate_panels"]
 
 #: Series colours (verdict colours are kept for verdicts).
 PALETTE = ("#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#5d4037", "#ad1457")
@@ -217,11 +217,57 @@ def _counts(row: Any, spec: PackPlot, event: str) -> tuple[int, int] | None:
     return k, n
 
 
-def rates(spec: PackPlot, outputs: Mapping[str, Output], items: Sequence[StoredResult]) -> bytes | None:
-    """Per artifact row, each event's ``k/n`` with its exact interval; identical tables are drawn once."""
+@dataclass(frozen=True)
+class RatePanel:
+    """One distinct table of counts and the title saying what sets it apart from the other panels."""
+
+    title: str
+    table: Mapping[str, Mapping[str, tuple[int, int]]]  # artifact row -> event -> (k, n)
+    items: tuple[StoredResult, ...]
+
+
+def _probe_params(item: StoredResult) -> dict[str, Any]:
+    """The params the probe ran with: the claim's fixed ones, then the item's own (grid values win)."""
+    return {**item.claim.probe.params, **item.params}
+
+
+def _value_key(value: Any) -> str:
     import json
 
-    tables: dict[str, tuple[str, dict[str, dict[str, tuple[int, int]]]]] = {}
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value_text(v) for v in value) + "]"
+    return str(value)
+
+
+def _values(members: Sequence[StoredResult], name: str) -> frozenset[str]:
+    """The values one param takes over a table's items (``"unset"`` for an item without it)."""
+    return frozenset(_value_key(p[name]) if name in p else "unset" for p in map(_probe_params, members))
+
+
+def _panel_title(members: Sequence[StoredResult], differing: Sequence[str], width: int) -> str:
+    """Model, each differing param this table has one value of, and the claims sharing it, wrapped."""
+    import textwrap
+
+    params = [_probe_params(item) for item in members]
+    models = list(dict.fromkeys(str(p["model"]) for p in params if p.get("model")))
+    parts = [", ".join(models)] if models else []
+    parts += [f"{name}={_value_text(params[0][name])}" for name in differing
+              if name in params[0] and len(_values(members, name)) == 1]
+    claims = list(dict.fromkeys(item.claim_id for item in members))
+    shared = ", ".join(claims[:2]) + (f" +{len(claims) - 2}\N{NO-BREAK SPACE}more" if len(claims) > 2 else "")
+    lines = textwrap.wrap(" · ".join(parts), width, break_on_hyphens=False) if parts else []
+    label = f"{'claim' if len(claims) == 1 else 'claims'}: {shared}"
+    return "\n".join(lines + textwrap.wrap(label, width, break_on_hyphens=False))
+
+
+def _tables(spec: PackPlot, items: Sequence[StoredResult]) -> list[tuple[dict[str, dict[str, tuple[int, int]]],
+                                                                        list[StoredResult]]]:
+    """Each distinct table of declared counts with the items that produced it, in item order."""
+    grouped: dict[str, tuple[dict[str, dict[str, tuple[int, int]]], list[StoredResult]]] = {}
     for item in items:
         artifact = item.result.artifacts.get(spec.artifact)
         if not isinstance(artifact, Mapping):
@@ -230,16 +276,36 @@ def rates(spec: PackPlot, outputs: Mapping[str, Output], items: Sequence[StoredR
                  for row, value in artifact.items()}
         table = {row: cells for row, cells in table.items() if cells}
         if table:
-            model = item.params.get("model")
-            tables.setdefault(json.dumps(table, sort_keys=True), (str(model) if model else item.claim_id, table))
+            grouped.setdefault(_value_key(table), (table, []))[1].append(item)
+    return list(grouped.values())
+
+
+def rate_panels(spec: PackPlot, items: Sequence[StoredResult], width: int = 80) -> list[RatePanel]:
+    """The distinct tables of the items (identical ones once), each titled by what sets it apart.
+
+    A param (claim and item params merged) is named when its values differ between the tables; the
+    model always is. A param that takes several values within one table did not make that table, so
+    it is named only where it has a single value. Titles wrap at ``width`` characters.
+    """
+    groups = _tables(spec, items)
+    names = sorted({name for _, members in groups for m in members for name in _probe_params(m)} - {"model"})
+    differing = [n for n in names if len({_values(members, n) for _, members in groups}) > 1]
+    return [RatePanel(_panel_title(members, differing, width), table, tuple(members)) for table, members in groups]
+
+
+def rates(spec: PackPlot, outputs: Mapping[str, Output], items: Sequence[StoredResult]) -> bytes | None:
+    """Per artifact row, each event's ``k/n`` with its exact interval; one panel per distinct table."""
+    tables = _tables(spec, items)
     if not tables:
         return None
-    shown = list(tables.values())
-    widest = max(len(table) for _, table in shown)
-    fig = new_figure(max(6.0, 1.5 + 1.4 * widest) * len(shown), 4.6)
+    panel_in = max(6.0, 1.5 + 1.4 * max(len(table) for table, _ in tables))
+    shown = rate_panels(spec, items, width=int(panel_in * 14))  # characters of 8.5 pt text per panel
+    lines = max(panel.title.count("\n") + 1 for panel in shown)
+    fig = new_figure(panel_in * len(shown), 4.4 + 0.17 * lines)
     axes = fig.subplots(1, len(shown), squeeze=False)[0]
     width = 0.8 / len(spec.events)
-    for ax, (source, table) in zip(axes, shown):
+    for ax, panel in zip(axes, shown):
+        table = panel.table
         for k, event in enumerate(spec.events):
             xs: list[float] = []
             heights: list[float] = []
@@ -261,9 +327,10 @@ def rates(spec: PackPlot, outputs: Mapping[str, Output], items: Sequence[StoredR
         ax.set_ylim(0, 1.08)
         ax.set_ylabel(f"{spec.numerator} / {spec.denominator} (95% exact CI)")
         ax.set_xlabel(f"{spec.artifact} row")
-        ax.set_title(f"{spec.title}: {source}", fontsize=9.5)
+        ax.set_title(panel.title, fontsize=8.5, loc="left")
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=8, loc="upper right")
+    fig.suptitle(spec.title, fontsize=10.5)
     return png_bytes(fig)
 
 

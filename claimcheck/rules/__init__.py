@@ -12,7 +12,6 @@ names rules.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import pkgutil
 from dataclasses import replace
@@ -24,6 +23,7 @@ import numpy as np
 
 from claimcheck.stats import Decision, Gate, SequentialPlan, check_alpha, quantity_gate
 from claimcheck.stats import run_sequential as run_looks
+from claimcheck.suggest import did_you_mean
 
 from ._base import COMMON_FIELDS, Claimed, FieldProblem, Groups, Param, Rule, for_timing, statistic
 
@@ -59,8 +59,7 @@ def get(name: str) -> Rule:
     try:
         return rules[name]
     except (KeyError, TypeError):
-        close = difflib.get_close_matches(str(name), list(rules), n=1)
-        hint = f" (did you mean `{close[0]}`?)" if close else ""
+        hint = did_you_mean(name, rules)
         raise ValueError(f"unknown rule {name!r}{hint}; rules: {', '.join(rules)}") from None
 
 

@@ -142,7 +142,7 @@ def test_store_and_reports_agree_with_the_pytest_summary(demo_project: pytest.Py
     refuted = {"demo-at-most-refuted", "demo-ratio-grid"}
     assert {p.stem for p in (reports / "corrections").glob("*.md")} == refuted
     assert (reports / "index.html").read_text().count("demo-") >= 10
-    assert (reports / "forest.png").read_bytes()[:4] == b"\x89PNG"
+    assert (reports / "forest" / "claims.png").read_bytes()[:4] == b"\x89PNG"
     assert (demo_project.path / "reports" / "claimcheck.sqlite").exists()
     assert not (demo_project.path / "reports" / "index.json").exists(), "only `claimcheck publish` writes reports/"
 

@@ -215,3 +215,33 @@ def test_the_classifier_separates_forks_given_the_labels_own_score(ctx) -> None:
     assert swapped["factual_fork_share"] == plain["creative_fork_share"]
     assert swapped["advice_fork_share"] == plain["advice_fork_share"]
     assert isinstance(out["auc"], list)
+
+
+def test_a_seeded_draw_that_does_not_give_itself_back_leaves_the_search_undecided(ctx, monkeypatch) -> None:
+    """On a backend whose sampling depends on the batch (CUDA), exact matches cannot be counted: inconclusive."""
+    from claimcheck.errors import Undecidable
+    from probes.temperature_search import run_search, temperature_search
+
+    design = dict(prompt="lighthouse", target_policy="temp1", target_seed=2, temperatures=[1.0], seeds=2, max_tokens=10)
+    monkeypatch.setitem(run_search.__globals__, "own_seed_divergence", lambda *a, **k: 4)
+    with pytest.raises(Undecidable, match="left its own sample at token 4 of 10"):
+        temperature_search(ctx, **design)
+    assert ctx.artifacts["own_seed_reproduces"] is False and ctx.artifacts["own_seed_diverges_at"] == 4
+
+
+def test_the_runner_turns_an_undecidable_measurement_into_inconclusive_with_its_reason() -> None:
+    from claimcheck.errors import Undecidable
+    from claimcheck.loader import load_claims_text
+    from claimcheck.probe import Output, RegisteredProbe
+    from claimcheck.runner import RunOptions, run_claim_item
+
+    def premise_fails(ctx, **params):
+        raise Undecidable("the draw did not reproduce itself")
+
+    claim = load_claims_text(
+        "id: exact\ntitle: t\nstatement: s\nsource: {doc: d.md, section: '1', figure: f}\nscope: {kind: portable}\n"
+        "probe: {name: premise_fails}\ncheck: {rule: at_least, output: x, threshold: 1}\n"
+        "budget: {min_samples: 2, max_samples: 4, looks: 2, max_seconds: 60}\n", "exact.yaml")[0]
+    probe = RegisteredProbe(name="premise_fails", function=premise_fails, outputs={"x": Output("count")})
+    result = run_claim_item(claim, claim.id, {}, probe, options=RunOptions(), machine={})
+    assert result.verdict.value == "inconclusive" and result.reason == "the draw did not reproduce itself"

@@ -226,7 +226,10 @@ def test_reports_escape_claim_text_and_refuse_hostile_ids(tmp_path: Path, report
     parsed = _Elements()
     parsed.feed(page)
     tags = {tag for tag, _ in parsed.tags}
-    assert not tags & {"svg", "iframe", "object", "embed"}, tags
+    assert not tags & {"iframe", "object", "embed"}, tags
+    svgs = [dict(attrs) for tag, attrs in parsed.tags if tag == "svg"]
+    assert all(a.get("class") == "history-chart" or a.get("aria-hidden") == "true" for a in svgs), \
+        "the only SVG is the report's own history charts and their legend"
     scripts = [tag for tag, _ in parsed.tags if tag == "script"]
     assert len(scripts) == 1 and page.count(f"<script>{PAGE_SCRIPT}</script>") == 1, "only the page's own script"
     handlers = [(tag, name) for tag, attrs in parsed.tags for name, _ in attrs if name.lower().startswith("on")]

@@ -43,3 +43,15 @@ def test_a_log_ratio_band_is_drawn_around_one_in_ratio_space(recorded, synthetic
     assert band.low < 1.0 < band.high and abs(band.low * band.high - 1.0) < 1e-9, "symmetric around 1 on a log axis"
     assert band.low <= items["same-speed"].decision.statistic <= band.high
     assert forest(list(items.values())).startswith(PNG)
+
+
+def test_linear_ticks_read_in_full_with_the_digits_that_tell_them_apart() -> None:
+    from claimcheck.report.forest import tick_text
+
+    around_one = [1 - 1e-9, 1 - 5e-10, 1.0, 1 + 5e-10, 1 + 1e-9]
+    assert [tick_text(v, around_one) for v in around_one] == [
+        "0.999999999", "0.9999999995", "1", "1.0000000005", "1.000000001"], "no '1e-9+1' offset, no repeated '1'"
+    quarters = [0.0, 250.0, 500.0, 750.0, 1000.0]
+    assert [tick_text(v, quarters) for v in quarters] == ["0", "250", "500", "750", "1000"]
+    tiny = [-1e-5, -5e-6, 0.0, 5e-6, 1e-5]
+    assert [tick_text(v, tiny) for v in tiny] == ["-1e-05", "-5e-06", "0", "5e-06", "1e-05"]

@@ -2,7 +2,8 @@
 
 The browser test renders a report built from a small store (written through the store's public API) in
 headless Chromium, with a measuring script added to the page's own Content-Security-Policy by hash: the
-page must not overflow sideways, every image must load, and the page's own script must filter and sort.
+page must not overflow sideways (with every claim section open), every image must load, each claim's history
+chart must render, and the page's own script must filter and sort.
 """
 
 from __future__ import annotations
@@ -102,6 +103,12 @@ window.addEventListener("load", function () {
   var images = Array.prototype.slice.call(document.images);
   report.images = images.length;
   report.broken = images.filter(function (i) { return !(i.complete && i.naturalWidth > 0); }).length;
+  report.forest = images.map(function (i) { return i.alt; }).filter(function (a) { return a.indexOf("Forest") === 0; });
+  Array.prototype.forEach.call(document.querySelectorAll("details"), function (d) { d.open = true; });
+  report.charts = Array.prototype.map.call(document.querySelectorAll("svg.history-chart"), function (svg) {
+    var box = svg.getBoundingClientRect();
+    return [Math.round(box.width), Math.round(box.height), svg.querySelectorAll("circle").length];
+  });
   report.overflow = document.documentElement.scrollWidth - window.innerWidth;
   var body = document.getElementById("items-table").tBodies[0];
   var visible = function () { return Array.prototype.filter.call(body.rows, function (r) { return !r.hidden; }); };
@@ -136,7 +143,7 @@ def test_report_renders_in_headless_chromium(tmp_path, recorded, synthetic) -> N
     store, run_id = _store(recorded, synthetic)
     out = tmp_path / "reports"
     result = build_reports(store, run_id, out, probes={"qmv": SWEEP}, docs=[_docs(tmp_path)])
-    assert [p.name for p in result.plots] == ["qmv_bandwidth.png"] and result.forest is not None
+    assert [p.name for p in result.plots] == ["qmv_bandwidth.png"] and len(result.forests) == 1
     probe = out / "measured.html"
     probe.write_text(_instrumented((out / "index.html").read_text(encoding="utf-8")), encoding="utf-8")
     flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -150,6 +157,10 @@ def test_report_renders_in_headless_chromium(tmp_path, recorded, synthetic) -> N
         assert found is not None, "the measuring script ran (its hash was accepted)"
         report = json.loads(html.unescape(found.group(1)))
         assert report["images"] == 2 and report["broken"] == 0, report
+        assert report["forest"] == ["Forest plot: claims"], "one forest picture for the flat claims folder"
+        charts = sorted(report["charts"], key=lambda c: c[2])
+        assert [c[2] for c in charts] == [2, 3], "size_mib=64 (2 runs) and size_mib=256 (3 runs); metal-only has none"
+        assert all(100 <= w <= 340 and h >= 0.4 * w for w, h, _ in charts), f"charts drawn at a readable size: {charts}"
         assert report["overflow"] <= 0, f"the page is {report['overflow']} px wider than a {width} px window"
         assert report["rows"] == 3
         assert report["filtered"] == ["qmv-large-bw[size_mib=64]"], "the filter keeps matching rows only"

@@ -70,12 +70,13 @@ def test_forest_and_pack_plots_are_written_and_embedded(tmp_path, recorded, synt
     store, run_id = recorded(_pack_run(synthetic))
     out = tmp_path / "reports"
     result = build_reports(store, run_id, out, probes=PROBES, docs=[])
-    assert result.forest == out / "forest.png" and result.forest.read_bytes().startswith(PNG)
+    assert result.forests == [out / "forest" / "claims.png"], "a flat claims folder is one pack named after it"
+    assert result.forests[0].read_bytes().startswith(PNG)
     names = sorted(p.name for p in result.plots)
     assert names == ["decode_arms.png", "qmv_bandwidth.png", "route_hazard.png"], "the declared plots, no other"
     assert all(p.read_bytes().startswith(PNG) for p in result.plots)
     index = (out / "index.md").read_text()
-    assert "](forest.png)" in index and "](plots/qmv_bandwidth.png)" in index
+    assert "](forest/claims.png)" in index and "](plots/qmv_bandwidth.png)" in index
     assert result.warnings == []
 
 
@@ -84,7 +85,7 @@ def test_pack_plots_skip_quietly_without_their_items(tmp_path, recorded, synthet
     store, run_id = recorded([synthetic.outcome("plain-claim", item=None, claim=claim)])
     result = build_reports(store, run_id, tmp_path / "reports", probes=PROBES, docs=[])
     assert result.plots == [] and result.warnings == []
-    assert result.forest is not None, "the forest plot still shows the one decided figure"
+    assert len(result.forests) == 1, "the forest plot still shows the one decided figure"
 
 
 def test_declared_data_of_another_shape_draws_nothing(tmp_path, recorded, synthetic) -> None:
