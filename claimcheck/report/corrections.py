@@ -18,6 +18,7 @@ from typing import Any
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimcheckError
 from claimcheck.report import text
+from claimcheck.report.claim_paths import display_path
 from claimcheck.report.model import ClaimItems, RunReport
 from claimcheck.schema import ID_PATTERN
 from claimcheck.store import Commit, StoredResult, StoredRun
@@ -59,22 +60,6 @@ def write_text(path: Path, content: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def display_path(path: str) -> str:
-    """A claim file path as a reader can find it: relative to the working directory, else from its ``claims/`` folder.
-
-    A run made in another checkout (a CI clone, a snapshot) stores absolute paths that mean nothing
-    where the report is read; the part from the claims folder on does.
-    """
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        parts = Path(path).parts
-        if "claims" in parts[:-1]:
-            start = len(parts) - 1 - parts[::-1].index("claims")
-            return Path(*parts[start:]).as_posix()
-        return str(path)
 
 
 def link(claim_id: str, verdict: Verdict) -> str | None:

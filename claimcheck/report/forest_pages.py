@@ -8,18 +8,14 @@ be (its rest marked as continued), so the font never shrinks to fit a long pack.
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from claimcheck.report import text
+from claimcheck.report.claim_paths import pack_names
 from claimcheck.report.forest import LEGEND_IN, Panel, panels
 from claimcheck.store import StoredResult
 
-#: The folder name a claims root has by default (the plugin's ``claims_dirs``).
-CLAIMS_ROOT = "claims"
 #: The tallest picture in inches (about 2,970 px at the canvas's 110 dpi).
 MAX_HEIGHT_IN = 27.0
 #: A panel split over two pictures keeps at least this many rows on each side.
@@ -47,38 +43,6 @@ class ForestPage:
     @property
     def rows(self) -> int:
         return sum(len(panel.rows) for panel in self.panels)
-
-
-def _safe(name: str) -> str:
-    """A folder name fit for a file name (letters, digits, ``.``, ``_``, ``-``)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or CLAIMS_ROOT
-
-
-def pack_names(paths: Iterable[str]) -> dict[str, str]:
-    """Claim file path -> its claims pack: the first folder under the claims root, or the root's own name.
-
-    The claims root is the nearest folder named :data:`CLAIMS_ROOT` above each file; when some file
-    has none (a project naming its claims folder otherwise), it is the folder all the files share.
-    A file lying in the root itself (a flat ``claims/`` folder) belongs to the pack named after the root.
-    """
-    folders = {path: PurePosixPath(path.replace("\\", "/")).parent for path in paths}
-    roots: dict[str, PurePosixPath | None] = {}
-    for path, folder in folders.items():
-        names = folder.parts
-        at = max((i for i, name in enumerate(names) if name == CLAIMS_ROOT), default=None)
-        roots[path] = None if at is None else PurePosixPath(*names[:at + 1])
-    if any(root is None for root in roots.values()):
-        try:
-            shared: PurePosixPath | None = PurePosixPath(os.path.commonpath([str(f) for f in folders.values()]))
-        except ValueError:  # absolute and relative paths mixed: each file's own folder
-            shared = None
-        roots = {path: shared or folder for path, folder in folders.items()}
-    out = {}
-    for path, folder in folders.items():
-        root = roots[path] or folder
-        below = folder.relative_to(root).parts if folder.is_relative_to(root) else ()
-        out[path] = _safe(below[0] if below else root.name)
-    return out
 
 
 def _cut(panel: Panel, at: int) -> tuple[Panel, Panel]:

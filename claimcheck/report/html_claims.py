@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from claimcheck.report import text
 from claimcheck.report.canvas import COLOURS
-from claimcheck.report.corrections import display_path
+from claimcheck.report.claim_paths import display_path
 from claimcheck.report.html_history import history_charts
 from claimcheck.report.model import RunReport
 from claimcheck.store import StoredResult

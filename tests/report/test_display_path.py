@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from claimcheck.report.corrections import display_path
+from claimcheck.report.claim_paths import display_path
 
 
 def test_a_path_from_another_checkout_is_shown_from_its_claims_folder() -> None:

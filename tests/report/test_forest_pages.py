@@ -7,7 +7,8 @@ import io
 from claimcheck.report import build_reports
 from claimcheck.report.canvas import DPI
 from claimcheck.report.forest import LEGEND_IN, PANEL_IN, ROW_IN, TALL_ROW_IN, draw, panels
-from claimcheck.report.forest_pages import FEWEST_ROWS, MAX_HEIGHT_IN, pack_names, pages
+from claimcheck.report.claim_paths import pack_names
+from claimcheck.report.forest_pages import FEWEST_ROWS, MAX_HEIGHT_IN, pages
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
