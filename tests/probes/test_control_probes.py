@@ -9,7 +9,8 @@ import pytest
 
 from claimcheck.probe import ProbeContext
 from claimcheck.sampling import Policy, get_policy
-from probes.decode_loop import Session, decode_arms, padded, pipelined
+from probes.decode_loop import decode_arms
+from probes.decode_schedules import Session, padded, pipelined
 from probes.moe import last_level_cache_bytes
 from probes.route_exact import exact_counts
 from probes.temperature_controls import exact_match_log10, search_seeds

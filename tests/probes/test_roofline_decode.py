@@ -6,7 +6,8 @@ import pytest
 
 from claimcheck.errors import ProbeError
 from claimcheck.probe import ProbeContext
-from probes.decode_loop import ArmRun, Session, compare_arms, decode_arms, make_arm, pipelined, prebuilt, roofline, serial
+from probes.decode_loop import decode_arms, roofline
+from probes.decode_schedules import ArmRun, Session, compare_arms, make_arm, pipelined, prebuilt, serial
 
 
 class FakeDevice:
