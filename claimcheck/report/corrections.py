@@ -17,7 +17,7 @@ from typing import Any
 
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimcheckError
-from claimcheck.report import text
+from claimcheck.report import banner, text
 from claimcheck.report.claim_paths import display_path
 from claimcheck.report.model import ClaimItems, RunReport
 from claimcheck.schema import ID_PATTERN
@@ -146,7 +146,7 @@ def correction(report: RunReport, group: ClaimItems, verdict: Verdict) -> Correc
     return Correction(
         kind="correction" if verdict in (Verdict.REFUTED, Verdict.INCONSISTENT) else "inconclusive", claim=claim,
         claimed=text.claimed(group.items[0]).text, run=report.run, items=tuple(group.items), stands=stands,
-        replacement=text.banner(kind=verdict.value, run=report.run, items=group.items, stands=stands),
+        replacement=banner.banner(kind=verdict.value, run=report.run, items=group.items, stands=stands),
     )
 
 

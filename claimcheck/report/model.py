@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from claimcheck.claim import Claim
-from claimcheck.report import text
+from claimcheck.report import banner, text
 from claimcheck.report.anchors import DocLink
 from claimcheck.store import VERDICTS, Drift, EvidenceStore, StoredResult, StoredRun
 from claimcheck.verdict import SEVERITY, Verdict
@@ -116,7 +116,7 @@ class RunReport:
                 )
             else:
                 doc = claim.source.doc or "the source"
-                setup, model_named = text.measured_setup(items, self.run.machine)
+                setup, model_named = banner.measured_setup(items, self.run.machine)
                 if model_named:
                     lines.append(f"It may still stand as stated for the model and machine {doc} measured on; "
                                  f"it does not carry over to {setup}")

@@ -1,4 +1,4 @@
-"""Words and numbers for reports: figures with intervals, the claimed bound, why a verdict, correction banners.
+"""Words and numbers for reports: figures with intervals, the claimed bound, why a verdict, labels and settings.
 
 Every function here takes a typed result (:class:`ItemResult`, or the
 :class:`StoredResult` the evidence store returns), so reports can be rebuilt
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Mapping, Union
 
 from claimcheck.claim import Scope, Source
 from claimcheck.numbers import NON_NEGATIVE_UNITS, level, number, parts, with_unit, within_range
 from claimcheck.numbers import finite as _finite
 from claimcheck.result import ItemResult, verdict_path
 from claimcheck.stats import Decision
-from claimcheck.store import StoredResult, StoredRun
+from claimcheck.store import StoredResult
 from claimcheck.verdict import Verdict
 
 
@@ -38,31 +38,33 @@ class Claimed:
 Result = Union[ItemResult, StoredResult]
 
 
-def _item(result: Result) -> ItemResult:
+def item_of(result: Result) -> ItemResult:
+    """The typed item behind a result, whether it came from this run or from the store."""
     return result.result if isinstance(result, StoredResult) else result
 
 
-def _decision(result: Result) -> Decision | None:
-    return _item(result).decision
+def decision_of(result: Result) -> Decision | None:
+    """The statistical decision of a result (``None`` for an item never decided)."""
+    return item_of(result).decision
 
 
 def _finite_of(result: Result, name: str) -> float | None:
     """A decision number when it is finite (``None`` when nothing was decided or it is unbounded)."""
-    decision = _decision(result)
+    decision = decision_of(result)
     value = getattr(decision, name) if decision is not None else None
     return float(value) if _finite(value) else None
 
 
 def unit(result: Result) -> str | None:
     """The unit of the item's figure, as the claim's check names it."""
-    return _item(result).claim.check.unit
+    return item_of(result).claim.check.unit
 
 
 def claimed(result: Result) -> Claimed:
     """The claim's bound on this item's figure, in the rule object's words."""
     from claimcheck import rules
 
-    item = _item(result)
+    item = item_of(result)
     check = item.claim.check
     if not check.rule and item.decision is not None:
         check = replace(check, rule=item.decision.rule)
@@ -84,7 +86,7 @@ UPPER_BOUND_RULES = frozenset({"zero_rate"})
 
 def bound_side(result: Result) -> str | None:
     """``"upper"`` or ``"lower"`` when the item's interval is a one-sided bound; ``None`` for a two-sided one."""
-    decision = _decision(result)
+    decision = decision_of(result)
     if decision is None or statistic(result) is None or is_computed(result):
         return None
     low, high = decision.low, decision.high
@@ -101,7 +103,7 @@ def non_negative(result: Result) -> bool:
     A difference can be negative whatever its unit. Without a unit, a mean or median of an output
     whose every sample is a non-negative whole number (a length, a count of tokens) is a count.
     """
-    item = _item(result)
+    item = item_of(result)
     label = (item.decision.estimate_label if item.decision is not None else "").lower()
     if "difference" in label or "slope" in label or "log" in label:
         return False
@@ -120,7 +122,7 @@ def shown_bounds(result: Result) -> tuple[float | None, float | None]:
 
 def one_sided_parts(result: Result) -> tuple[str, str, str, str]:
     """Estimate, ``"upper"``/``"lower"``, the bound and the event count (``"25 of 312"`` or ``""``) of a one-sided item."""
-    decision = _decision(result)
+    decision = decision_of(result)
     side = bound_side(result)
     assert decision is not None and side is not None
     value = decision.statistic
@@ -134,7 +136,7 @@ def one_sided_parts(result: Result) -> tuple[str, str, str, str]:
 
 def is_computed(result: Result) -> bool:
     """One deterministic value (arithmetic on printed inputs), not a sampled estimate."""
-    item = _item(result)
+    item = item_of(result)
     if item.deterministic:
         return True
     decision = item.decision
@@ -177,7 +179,7 @@ def figure(result: Result) -> str:
 
 def measured(result: Result) -> str:
     """``0.41× raw read (95% CI 0.38–0.44, n=24)``."""
-    decision = _decision(result)
+    decision = decision_of(result)
     if decision is None or statistic(result) is None:
         return "no figure"
     stat, low, high = figure_parts(result)
@@ -200,7 +202,7 @@ def measured(result: Result) -> str:
 def relation(result: Result, bound: Claimed | None = None) -> str | None:
     """Where the interval lies relative to the claimed bound, in words; ``None`` when not comparable."""
     bound = bound or claimed(result)
-    decision = _decision(result)
+    decision = decision_of(result)
     if decision is None or not has_interval(result) or bound.kind is None:
         return None
     cut_low, cut_high = shown_bounds(result)
@@ -247,13 +249,13 @@ STEP_SENTENCES = {
 
 def verdict_steps(result: Result) -> str:
     """How the verdict came about: ``refuted → noise-gate: inconclusive``."""
-    item = _item(result)
+    item = item_of(result)
     return verdict_path(item.raw_verdict, item.adjustments)
 
 
 def why(result: Result) -> str:
     """The verdict and the reason for it, in a sentence or two."""
-    item = _item(result)
+    item = item_of(result)
     decision = item.decision
     verdict = item.verdict
     parts = []
@@ -294,7 +296,7 @@ def params_label(params: Mapping[str, Any] | None) -> str:
 
 def grid_label(result: Result) -> str:
     """The part of the item id in brackets (``size_mib=256``); empty for an item without a grid."""
-    item_id = _item(result).item_id
+    item_id = item_of(result).item_id
     if "[" in item_id and item_id.endswith("]"):
         return item_id[item_id.index("[") + 1 : -1]
     return ""
@@ -348,109 +350,3 @@ def machine_text(machine: Mapping[str, Any] | None) -> str:
     machine = machine or {}
     shown = [f"{k}={machine[k]}" for k in MACHINE_KEYS if machine.get(k) not in (None, "")]
     return ", ".join(shown)
-
-
-def readings_of(result: Result) -> list[Mapping[str, Any]]:
-    """The readings an arithmetic item was checked on (name, value, holds), empty for one reading."""
-    decision = _decision(result)
-    found = decision.details.get("readings") if decision is not None else None
-    return [r for r in found if isinstance(r, Mapping)] if isinstance(found, list) else []
-
-
-def readings_sentence(result: Result) -> str:
-    """``holds for reading A (16.4 %), B (17.4 %), not for C (19 %)``, or the values when none (or all) hold."""
-    found = readings_of(result)
-
-    def listed(chosen: Sequence[Mapping[str, Any]]) -> str:
-        return ", ".join(f"{r.get('reading')} ({with_unit(number(r.get('value')), unit(result))})" for r in chosen)
-
-    agree = [r for r in found if r.get("holds")]
-    differ = [r for r in found if not r.get("holds")]
-    if agree and differ:
-        return f"holds for reading {listed(agree)}, not for {listed(differ)}"
-    return f"{'every' if agree else 'no'} reading gives it: {listed(found)}"
-
-
-def measured_setup(items: Sequence[Result], machine: Mapping[str, Any] | None) -> tuple[str, bool]:
-    """What this run measured on, in words, and whether a model is named (then the model differs from the source's).
-
-    A curve claim refuted on SmolLM2 is a finding about that model, not about the machine: the
-    sentence says so instead of "on this machine".
-    """
-    machine = machine or {}
-    models = sorted({text for item in items if (text := model_name(_item(item).info))})
-    where = ", ".join(p for p in (f"{machine['backend']} backend" if machine.get("backend") else "",
-                                  str(machine.get("device") or "")) if p)
-    pinned = any(_item(item).claim.scope.model for item in items)  # as-stated on the source's own model
-    if models and not pinned:
-        return f"model {' and '.join(models)}" + (f" (on the {where})" if where else ""), True
-    on = f"this machine ({where})" if where else "this machine"
-    return on + (f" with model {' and '.join(models)}" if models else ""), False
-
-
-def model_name(info: Mapping[str, Any] | None) -> str:
-    """``smollm2-135m-instruct (fp32)``: the model an item measured, without its weights hash."""
-    info = info or {}
-    model = info.get("model")
-    if not model:
-        return ""
-    return f"{model}" + (f" ({info['variant']})" if info.get("variant") else "")
-
-
-def banner(*, kind: str, run: StoredRun, items: Sequence[Result], stands: Iterable[str]) -> str:
-    """The suggested correction sentence for a doc, as a dated block quote.
-
-    ``kind`` is ``"refuted"`` (a correction: the figure is overturned), ``"inconsistent"`` (a
-    correction: the source's own inputs disagree on the figure, each reading named) or
-    ``"inconclusive"`` (a note: the figure could not be confirmed). A measured claim names what
-    differs from the source: the model it ran on, the backend and device.
-    """
-    first = items[0]
-    bound = claimed(first)
-    figures = []
-    for item in items:
-        label = grid_label(item)
-        figures.append(measured(item) + (f" at {label}" if label and len(items) > 1 else ""))
-    machine_class = run.machine_class or "this machine"
-    date = run_date(run.started)
-    measured_list = "; ".join(figures)
-    stands_text = " ".join(s if s.endswith(".") else s + "." for s in stands)
-    if kind == "inconsistent" or any(readings_of(item) for item in items):
-        claim_part = f" {bound.text}" if bound.text else ""
-        said = "; ".join(readings_sentence(item) + (f" at {grid_label(item)}" if grid_label(item) and len(items) > 1
-                                                     else "") for item in items)
-        if kind == "inconsistent":
-            text = (f"> **{date} CORRECTION (arithmetic, inconsistent within the source)** — the printed figure"
-                    f"{claim_part} {said}; the source prints several inputs for it and does not say which it used, "
-                    "on any machine.")
-        else:
-            text = (f"> **{date} CORRECTION (arithmetic)** — recomputed from each of the source's printed inputs, "
-                    f"the figure{claim_part}: {said}; it follows from none of them, on any machine.")
-        return text + (f" {stands_text}" if stands_text else "")
-    if all(is_computed(item) for item in items):
-        measured_list = "; ".join(
-            with_unit(number(statistic(item)), unit(item))
-            + (f" at {grid_label(item)}" if grid_label(item) and len(items) > 1 else "")
-            for item in items
-        )
-        claim_part = f", not {bound.text}" if bound.text else ""
-        verb = "does not follow" if kind == "refuted" else "cannot be checked"
-        text = (
-            f"> **{date} CORRECTION (arithmetic)** — recomputed from the source's own inputs: {measured_list}"
-            f"{claim_part}; the printed figure {verb} from its inputs, on any machine."
-        )
-        return text + (f" {stands_text}" if stands_text else "")
-    setup, model_named = measured_setup(items, run.machine)
-    if kind == "refuted":
-        claim_part = f", not {bound.text}" if bound.text else ""
-        differs = (f"the claim does not hold for {setup}, a model other than the source's"
-                   if model_named else f"the claim does not hold on {setup}")
-        text = f"> **{date} CORRECTION ({machine_class})** — measured {measured_list}{claim_part}; {differs}."
-    else:
-        claim_part = f" whether {bound.text}" if bound.text else " whether it holds"
-        on = f"for {setup}" if model_named else f"on {setup}"
-        text = (
-            f"> **{date} NOTE ({machine_class})** — measured {measured_list}; this run cannot tell{claim_part} "
-            f"{on}. The figure is unconfirmed here, not overturned."
-        )
-    return text + (f" {stands_text}" if stands_text else "")

@@ -10,7 +10,7 @@ import pytest
 
 from claimcheck.claim import Check, Claim, ProbeSpec, Scope, Source
 from claimcheck.expectations import Agreement, compare
-from claimcheck.report import text
+from claimcheck.report import banner
 from claimcheck.result import ItemResult
 from claimcheck.rules import decide_check
 from claimcheck.verdict import Verdict, worst
@@ -63,18 +63,18 @@ def test_the_correction_names_each_reading() -> None:
     claim = Claim("c", "t", "s", Source("d.md", "§6", "17%"), Scope(), ProbeSpec("readings"), CHECK)
     decision = _decide({"@600 row": 19.05, "@8k row": 16.43})
     item = ItemResult(claim, "c", {}, decision.verdict, decision.reason, decision)
-    assert text.readings_sentence(item) == "holds for reading @8k row (16.43%), not for @600 row (19.05%)"
+    assert banner.readings_sentence(item) == "holds for reading @8k row (16.43%), not for @600 row (19.05%)"
 
 
 def test_a_curve_refutation_names_the_model_that_differs() -> None:
     claim = Claim("c", "t", "s", Source("d.md", "§3", "f"), Scope(), ProbeSpec("p"), Check("at_least"))
     item = ItemResult(claim, "c", {}, Verdict.REFUTED, "", info={"model": "smollm2-135m-instruct", "variant": "fp32"})
-    setup, model_named = text.measured_setup([item], {"backend": "cpu", "device": "AMD EPYC"})
+    setup, model_named = banner.measured_setup([item], {"backend": "cpu", "device": "AMD EPYC"})
     assert model_named and setup == "model smollm2-135m-instruct (fp32) (on the cpu backend, AMD EPYC)"
     pinned = ItemResult(Claim("c", "t", "s", Source("d.md", "§3", "f"), Scope(kind="as-stated", model="smollm2*"),
                               ProbeSpec("p"), Check("at_least")), "c", {}, Verdict.REFUTED, "",
                         info={"model": "smollm2-135m-instruct"})
-    setup, model_named = text.measured_setup([pinned], {"backend": "cpu"})
+    setup, model_named = banner.measured_setup([pinned], {"backend": "cpu"})
     assert not model_named and setup == "this machine (cpu backend) with model smollm2-135m-instruct"
 
 
