@@ -20,26 +20,35 @@ Families (what ``shape`` means):
         and ``w [n, k]`` both standard normal over ``sqrt(k)``, ``w`` quantized at 4 or 8 bits (group
         64), with its dequantized copy and the original weight.
 
-MLX is imported inside the functions only.
+The input makers live in :mod:`probes.op_inputs` (and are importable from here too). MLX is
+imported inside the functions only.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from claimcheck.harness.timing import mlx_core
 from claimcheck.probe import definition_source, same_definition
 from claimcheck.suggest import did_you_mean
-
-Inputs = tuple[Any, ...]
-MakeInputs = Callable[[Sequence[int], str, Any], Inputs]
+from .op_inputs import (
+    QUANT_BITS,
+    QUANT_GROUP,
+    MakeInputs,
+    attention_inputs,
+    layer_norm_inputs,
+    matmul_inputs,
+    qmm_inputs,
+    quantized_linear_inputs,
+    rms_norm_inputs,
+    rope_inputs,
+    unary_inputs,
+)
 
 NORM_EPS = 1e-5
 ROPE_BASE = 10000.0
-QUANT_BITS = 4
-QUANT_GROUP = 64
 
 
 @dataclass(frozen=True)
@@ -96,91 +105,6 @@ def get_op(name: str) -> OpEntry:
 def registered_ops() -> dict[str, OpEntry]:
     """A snapshot of the registry."""
     return dict(_OPS)
-
-
-# --- inputs ----------------------------------------------------------------------------------
-
-
-def _dims(shape: Sequence[int], rank: int, family: str, meaning: str) -> list[int]:
-    dims = [int(d) for d in shape]
-    if len(dims) != rank or any(d < 1 for d in dims):
-        raise ValueError(f"family `{family}` takes shape {meaning}, got {list(shape)}")
-    return dims
-
-
-def _normal(mx: Any, key: Any, shape: Sequence[int], dtype: str, scale: float = 1.0) -> Any:
-    return (mx.random.normal(tuple(shape), key=key) * scale).astype(getattr(mx, dtype))
-
-
-def _evaluated(mx: Any, *arrays: Any) -> Inputs:
-    mx.eval(*arrays)
-    return tuple(arrays)
-
-
-def unary_inputs(shape: Sequence[int], dtype: str, key: Any) -> Inputs:
-    """Standard-normal ``x`` of any shape (values around the activations' bend)."""
-    mx = mlx_core()
-    if not shape or any(int(d) < 1 for d in shape):
-        raise ValueError(f"family `unary` takes a non-empty shape of positive sizes, got {list(shape)}")
-    return _evaluated(mx, _normal(mx, key, shape, dtype))
-
-
-def rms_norm_inputs(shape: Sequence[int], dtype: str, key: Any) -> Inputs:
-    """``x [..., dims]`` and a weight near 1 over ``dims``."""
-    mx = mlx_core()
-    if not shape:
-        raise ValueError("family `rms_norm` takes shape [..., dims], got []")
-    kx, kw = mx.random.split(key)
-    return _evaluated(mx, _normal(mx, kx, shape, dtype), (1 + _normal(mx, kw, [shape[-1]], "float32", 0.1)).astype(getattr(mx, dtype)))
-
-
-def layer_norm_inputs(shape: Sequence[int], dtype: str, key: Any) -> Inputs:
-    """``x [..., dims]`` (offset from zero, so centring matters), a weight near 1 and a bias."""
-    mx = mlx_core()
-    if not shape:
-        raise ValueError("family `layer_norm` takes shape [..., dims], got []")
-    kx, kw, kb = mx.random.split(key, 3)
-    x = (_normal(mx, kx, shape, "float32") + 0.5).astype(getattr(mx, dtype))
-    w = (1 + _normal(mx, kw, [shape[-1]], "float32", 0.1)).astype(getattr(mx, dtype))
-    return _evaluated(mx, x, w, _normal(mx, kb, [shape[-1]], dtype, 0.1))
-
-
-def attention_inputs(shape: Sequence[int], dtype: str, key: Any) -> Inputs:
-    """``q, k, v`` of ``[batch, heads, length, head_dim]``."""
-    mx = mlx_core()
-    dims = _dims(shape, 4, "attention", "[batch, heads, length, head_dim]")
-    kq, kk, kv = mx.random.split(key, 3)
-    return _evaluated(mx, *(_normal(mx, k, dims, dtype) for k in (kq, kk, kv)))
-
-
-def rope_inputs(shape: Sequence[int], dtype: str, key: Any) -> Inputs:
-    """``x [batch, heads, length, head_dim]`` with an even ``head_dim``."""
-    mx = mlx_core()
-    dims = _dims(shape, 4, "rope", "[batch, heads, length, head_dim]")
-    if dims[-1] % 2:
-        raise ValueError(f"family `rope` needs an even head_dim, got {dims[-1]}")
-    return _evaluated(mx, _normal(mx, key, dims, dtype))
-
-
-def matmul_inputs(shape: Sequence[int], dtype: str, key: Any) -> Inputs:
-    """``x [m, k]`` and ``w [k, n]`` scaled so that the product stays near unit size."""
-    mx = mlx_core()
-    m, k, n = _dims(shape, 3, "matmul", "[m, k, n]")
-    kx, kw = mx.random.split(key)
-    return _evaluated(mx, _normal(mx, kx, [m, k], dtype), _normal(mx, kw, [k, n], dtype, 1 / math.sqrt(k)))
-
-
-def quantized_linear_inputs(shape: Sequence[int], dtype: str, key: Any) -> Inputs:
-    """``x [m, k]``, a 4-bit weight of ``[n, k]`` (packed, scales, biases) and its dequantized copy."""
-    mx = mlx_core()
-    m, k, n = _dims(shape, 3, "quantized_linear", "[m, k, n]")
-    if k % QUANT_GROUP:
-        raise ValueError(f"family `quantized_linear` needs k divisible by {QUANT_GROUP}, got {k}")
-    kx, kw = mx.random.split(key)
-    w = _normal(mx, kw, [n, k], dtype, 1 / math.sqrt(k))
-    packed, scales, biases = mx.quantize(w, group_size=QUANT_GROUP, bits=QUANT_BITS)
-    dense = mx.dequantize(packed, scales, biases, group_size=QUANT_GROUP, bits=QUANT_BITS)
-    return _evaluated(mx, _normal(mx, kx, [m, k], dtype), packed, scales, biases, dense)
 
 
 # --- ops -------------------------------------------------------------------------------------
@@ -345,28 +269,9 @@ def dequantized_matmul(x: Any, packed: Any, scales: Any, biases: Any, dense: Any
     return x @ dense.T
 
 
-def _qmm_inputs(bits: int) -> MakeInputs:
-    """Inputs of the ``qmm<bits>`` family: ``x``, ``w`` quantized at ``bits``, its dequantized copy, ``w``."""
-
-    def make(shape: Sequence[int], dtype: str, key: Any) -> Inputs:
-        mx = mlx_core()
-        family = f"qmm{bits}"
-        m, k, n = _dims(shape, 3, family, "[m, k, n]")
-        if k % QUANT_GROUP:
-            raise ValueError(f"family `{family}` needs k divisible by {QUANT_GROUP}, got {k}")
-        kx, kw = mx.random.split(key)
-        w = _normal(mx, kw, [n, k], dtype, 1 / math.sqrt(k))
-        packed, scales, biases = mx.quantize(w, group_size=QUANT_GROUP, bits=bits)
-        dense = mx.dequantize(packed, scales, biases, group_size=QUANT_GROUP, bits=bits)
-        return _evaluated(mx, _normal(mx, kx, [m, k], dtype, 1 / math.sqrt(k)), packed, scales, biases, dense, w)
-
-    make.__qualname__ = f"qmm{bits}_inputs"
-    return make
-
-
 def _qmm_ops(bits: int) -> tuple[OpEntry, ...]:
     """The quantized product, the dense product on the dequantized weight, and on the original weight."""
-    family, make = f"qmm{bits}", _qmm_inputs(bits)
+    family, make = f"qmm{bits}", qmm_inputs(bits)
 
     def quantized(x: Any, packed: Any, scales: Any, biases: Any, dense: Any, w: Any) -> Any:
         return mlx_core().quantized_matmul(x, packed, scales, biases, transpose=True, group_size=QUANT_GROUP, bits=bits)
