@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from claimcheck.numbers import number, with_unit
-from claimcheck.report.text import Result, claimed, decision_of, grid_label, is_computed, item_of, measured, run_date, statistic, unit
+from claimcheck.report.text import Result, claimed, decision_of, grid_label, is_computed, item_of, measured, model_name, run_date, statistic, unit
 from claimcheck.store import StoredRun
 
 
@@ -50,15 +50,6 @@ def measured_setup(items: Sequence[Result], machine: Mapping[str, Any] | None) -
         return f"model {' and '.join(models)}" + (f" (on the {where})" if where else ""), True
     on = f"this machine ({where})" if where else "this machine"
     return on + (f" with model {' and '.join(models)}" if models else ""), False
-
-
-def model_name(info: Mapping[str, Any] | None) -> str:
-    """``smollm2-135m-instruct (fp32)``: the model an item measured, without its weights hash."""
-    info = info or {}
-    model = info.get("model")
-    if not model:
-        return ""
-    return f"{model}" + (f" ({info['variant']})" if info.get("variant") else "")
 
 
 def banner(*, kind: str, run: StoredRun, items: Sequence[Result], stands: Iterable[str]) -> str:

@@ -330,16 +330,20 @@ def source_text(source: Source) -> str:
     return f"{where} — “{source.figure}”" if source.figure else where
 
 
-def model_text(info: Mapping[str, Any] | None) -> str:
-    """Model and variant from an item's info, when it measured a model."""
+def model_name(info: Mapping[str, Any] | None) -> str:
+    """``smollm2-135m-instruct (fp32)``: the model an item measured, without its weights hash."""
     info = info or {}
     model = info.get("model")
     if not model:
         return ""
-    variant = info.get("variant")
-    digest = info.get("weights_hash")
-    text = f"{model}" + (f" ({variant})" if variant else "")
-    return text + (f", weights {str(digest)[:12]}" if digest else "")
+    return f"{model}" + (f" ({info['variant']})" if info.get("variant") else "")
+
+
+def model_text(info: Mapping[str, Any] | None) -> str:
+    """Model, variant and weights hash from an item's info, when it measured a model."""
+    name = model_name(info)
+    digest = (info or {}).get("weights_hash")
+    return name + (f", weights {str(digest)[:12]}" if name and digest else "")
 
 
 MACHINE_KEYS = ("device", "backend", "cores", "cores_available", "memory_gib", "os", "python", "mlx", "mlx_backend_build",
