@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from claimcheck.numbers import number
 from claimcheck.result import Adjustment, ItemResult
-from claimcheck.stats import FamilyMember, family_alpha, noise_gate, two_sided_family
+from claimcheck.stats import FamilyMember, family_alpha, noise_gate, samples_to_survive, two_sided_family
 from claimcheck.verdict import FAILED_PREMISE, Verdict, worst
 
 STEPS = ("noise-gate", "family", "cascade")
@@ -86,7 +86,7 @@ def correct_family(results: Sequence[ItemResult], method: str, *, collected: Map
         collected: item id -> alpha for every sampled, in-scope item of the suite, whether it ran
             or not; members without a decision count at p = 1, so the family does not depend on
             ``-k``, errors or budgets. None: the family is the run's decided items.
-        alpha: the family's level (default: the largest alpha in the family).
+        alpha: the family's level (default: the mean of its members' alphas, so a lax member loosens no other).
 
     Every refuted or holding member gets a ``family`` adjustment with the adjusted p-value of
     its own test, so a reader sees that a surviving verdict was tested too.
@@ -114,7 +114,13 @@ def correct_family(results: Sequence[ItemResult], method: str, *, collected: Map
         if outcome.survived:
             reason = f"{result.reason} ({over}: adjusted {test} p = {p_text})"
         else:
-            reason = (f"{test} does not survive {over} (adjusted {test} p = {p_text} > {number(level)}); "
+            raw_p = decision.pvalue if (decision := result.decision) is not None and test == "refutation" else (
+                decision.hold_pvalue if decision is not None else 1.0)
+            taken = decision.n if decision is not None else 0
+            needed = samples_to_survive(taken, raw_p, outcome.pvalue, level)
+            budget = (f"; about n = {needed} at the measured effect would let it survive, against this run's "
+                      f"n = {taken}") if needed is not None else ""
+            reason = (f"{test} does not survive {over} (adjusted {test} p = {p_text} > {number(level)}{budget}); "
                       f"raw: {result.reason}")
         out[index] = result.adjusted(Adjustment("family", result.verdict, outcome.verdict, reason, outcome.pvalue))
     return out
@@ -164,6 +170,10 @@ def stale_chains(results: Sequence[ItemResult], premises: Mapping[str, Sequence[
                 return deeper + [claim_id]
         return None
 
+    for result in results:  # a figure resting on a withdrawn decomposition is withdrawn itself
+        if withdrawn_figure(result):
+            assert result.claim.retracted is not None
+            chains.setdefault(result.claim_id, [f"{result.claim_id} ({result.claim.retracted.text()})"])
     for claim_id in sorted({r.claim_id for r in results}):
         chain = chain_for(claim_id)
         if chain:
@@ -171,16 +181,31 @@ def stale_chains(results: Sequence[ItemResult], premises: Mapping[str, Sequence[
     return chains
 
 
+def withdrawn_figure(result: ItemResult) -> bool:
+    """True when this item's own figure rests on a decomposition its source withdrew."""
+    retraction = result.claim.retracted
+    return bool(retraction is not None and retraction.decomposition and result.control_for is None)
+
+
 def cascade(results: Sequence[ItemResult], chains: Mapping[str, Sequence[str]]) -> list[ItemResult]:
     """Step 3: items that hold (or are undecided, or inconsistent within the source) on a failed premise become stale.
 
     A refutation stands whatever its premises; a figure that holds only for some of its source's
     readings does not, once the premise it bills is gone (the readings stay in its raw reason).
+    A figure that itself rests on a decomposition its source withdrew is stale whatever its own
+    verdict, refuted included: the source took back the reasoning it was derived from.
     """
     out = []
     for result in results:
         chain = chains.get(result.claim_id)
-        if chain and result.verdict in (Verdict.HOLDS, Verdict.INCONCLUSIVE, Verdict.INCONSISTENT):
+        own = withdrawn_figure(result)
+        if chain and own and result.verdict in (Verdict.HOLDS, Verdict.INCONCLUSIVE, Verdict.INCONSISTENT,
+                                                Verdict.REFUTED):
+            retraction = result.claim.retracted
+            assert retraction is not None
+            reason = f"stale: {retraction.text()} (own verdict {result.verdict.value})"
+            result = result.adjusted(Adjustment("cascade", result.verdict, Verdict.STALE, reason, chain=tuple(chain)))
+        elif chain and result.verdict in (Verdict.HOLDS, Verdict.INCONCLUSIVE, Verdict.INCONSISTENT):
             how = "was retracted by its source" if "retracted by its source" in chain[0] else "did not hold"
             reason = f"stale: premise {how}: {' -> '.join(chain)} (own verdict {result.verdict.value})"
             result = result.adjusted(Adjustment("cascade", result.verdict, Verdict.STALE, reason, chain=tuple(chain)))

@@ -196,15 +196,30 @@ class Retraction:
     """Where the source itself withdrew a claim (its own later correction), in the source's words.
 
     A claim the source retracted is no premise to rest on anywhere: its dependants are stale
-    on every machine, even where this suite's own measurement of it holds.
+    on every machine, even where this suite's own measurement of it holds. Two kinds:
+
+    - the claim itself was withdrawn (``decomposition`` unset): its own verdict stands, since
+      this suite's measurement of a withdrawn claim is still evidence about it;
+    - the claim's figure rests on a decomposition the source withdrew (``decomposition:
+      "§4(b)/(c)"``, with the source's banner as ``section``/``figure``): the figure itself is
+      stale too, refuted or not, because a figure derived from withdrawn reasoning is no finding.
     """
 
     section: str
     figure: str
+    decomposition: str | None = None
 
     def text(self) -> str:
         """``retracted by its source (§7: "premise gone")``, for stale reasons."""
+        if self.decomposition:
+            return (f"retracted by its source: rests on the {self.decomposition} decomposition it withdrew "
+                    f"({self.section}: \u201c{self.figure}\u201d)")
         return f"retracted by its source ({self.section}: \u201c{self.figure}\u201d)"
+
+    @property
+    def withdraws_the_figure(self) -> bool:
+        """True when the figure itself is withdrawn (it rests on a withdrawn decomposition)."""
+        return bool(self.decomposition)
 
 
 @dataclass(frozen=True)
@@ -252,7 +267,8 @@ class Claim:
             "path": self.path, "line": self.line, "content_hash": self.content_hash,
             **({"control": {"params": dict(self.control.params), "why": self.control.why}} if self.control else {}),
             **({"no_control": self.no_control} if self.no_control else {}),
-            **({"retracted": dataclasses.asdict(self.retracted)} if self.retracted else {}),
+            **({"retracted": {k: v for k, v in dataclasses.asdict(self.retracted).items() if v is not None}}
+               if self.retracted else {}),
         }
 
     @classmethod
@@ -280,7 +296,8 @@ class Claim:
             control=Control(dict(control.get("params") or {}), str(control.get("why", "")))
             if isinstance(control, Mapping) else None,
             no_control=str(record["no_control"]) if record.get("no_control") else None,
-            retracted=Retraction(str(retracted.get("section", "")), str(retracted.get("figure", "")))
+            retracted=Retraction(str(retracted.get("section", "")), str(retracted.get("figure", "")),
+                                 str(retracted["decomposition"]) if retracted.get("decomposition") else None)
             if isinstance(retracted, Mapping) else None,
         )
 

@@ -29,7 +29,10 @@ DECIDED = (Verdict.HOLDS, Verdict.REFUTED)
 UNSETTLED = (Verdict.INCONCLUSIVE, Verdict.INCONSISTENT)
 ACCEPTED = (*DECIDED, *UNSETTLED)
 HEADER = ("# Expected verdicts per machine class, written by `claimcheck accept` from a run.\n"
-          "# A run passes when every decided item matches; review changes here like a snapshot.\n")
+          "# A run passes when every decided item matches; review changes here like a snapshot.\n"
+          "# `all-classes`: expectations no machine can change (each says why), applied on every class.\n")
+#: The lock's section of expectations that apply on every machine class.
+EVERY_CLASS = "all-classes"
 
 
 class LockError(ClaimcheckError):
@@ -44,16 +47,46 @@ class ClassExpectations:
     items: Mapping[str, Verdict]
 
 
+@dataclass(frozen=True)
+class Independent:
+    """An expectation no machine can change, and why: it holds on every class (of ``backend``, when named).
+
+    Arithmetic on a source's printed figures is the same everywhere; a seeded, deterministic
+    curve result or numerical check is the same wherever the backend is (``backend: cpu``).
+    """
+
+    verdict: Verdict
+    why: str
+    backend: str = "any"
+
+    def applies(self, machine_class: str) -> bool:
+        """Whether this expectation holds on ``machine_class`` (``backend/device/memory``)."""
+        return self.backend == "any" or machine_class.split("/", 1)[0] == self.backend
+
+
 @dataclass
 class Expectations:
-    """Every machine class's expected verdicts."""
+    """Every machine class's expected verdicts, and those that hold on every class."""
 
     classes: dict[str, ClassExpectations] = field(default_factory=dict)
+    every_class: dict[str, Independent] = field(default_factory=dict)
 
     def expected(self, machine_class: str, item_id: str) -> Verdict | None:
-        """The accepted verdict of an item on a machine class, or ``None`` when none was accepted."""
+        """The accepted verdict of an item on a machine class (its own section first), or ``None``."""
         found = self.classes.get(machine_class)
-        return found.items.get(item_id) if found else None
+        if found is not None and item_id in found.items:
+            return found.items[item_id]
+        independent = self.every_class.get(item_id)
+        return independent.verdict if independent is not None and independent.applies(machine_class) else None
+
+    def covers(self, machine_class: str, item_id: str | None = None) -> bool:
+        """Whether the lock judges ``machine_class`` (or, given ``item_id``, that item there); else the plain rule.
+
+        A class without a section of its own is still judged on the items of the every-class section.
+        """
+        if machine_class in self.classes:
+            return True
+        return item_id is not None and item_id in self.every_class and self.every_class[item_id].applies(machine_class)
 
 
 class Agreement(Enum):
@@ -98,7 +131,7 @@ def read(path: Path) -> Expectations:
         raise LockError(f"{path}: cannot read the expected verdicts ({' '.join(str(error).split())})") from None
     if not isinstance(data, dict) or data.get("version") != LOCK_VERSION or not isinstance(data.get("classes"), dict):
         raise LockError(f"{path}: not a version-{LOCK_VERSION} verdict lock (write it with `claimcheck accept`)")
-    out = Expectations()
+    out = Expectations(every_class=_read_every_class(path, data.get(EVERY_CLASS)))
     for machine_class, section in data["classes"].items():
         if not isinstance(section, dict) or not isinstance(section.get("items"), dict):
             raise LockError(f"{path}: machine class {machine_class!r} has no `items` mapping")
@@ -109,6 +142,25 @@ def read(path: Path) -> Expectations:
             except ValueError:
                 raise LockError(f"{path}: {machine_class} / {item_id}: {value!r} is not a verdict") from None
         out.classes[str(machine_class)] = ClassExpectations(str(section.get("run", "")), items)
+    return out
+
+
+def _read_every_class(path: Path, section: object) -> dict[str, Independent]:
+    if section is None:
+        return {}
+    items = section.get("items") if isinstance(section, dict) else None
+    if not isinstance(items, dict):
+        raise LockError(f"{path}: `{EVERY_CLASS}` has no `items` mapping")
+    out: dict[str, Independent] = {}
+    for item_id, entry in items.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("why"), str) or not entry["why"].strip():
+            raise LockError(f"{path}: {EVERY_CLASS} / {item_id}: expected {{verdict: ..., why: ...}} (the reason "
+                            "the item cannot depend on the machine)")
+        try:
+            out[str(item_id)] = Independent(Verdict(entry.get("verdict")), entry["why"].strip(),
+                                            str(entry.get("backend", "any")))
+        except ValueError:
+            raise LockError(f"{path}: {EVERY_CLASS} / {item_id}: {entry.get('verdict')!r} is not a verdict") from None
     return out
 
 
@@ -125,19 +177,32 @@ def accepted(current: Expectations, machine_class: str, run_id: str,
     items = dict(old.items) if (update and old) else {}
     for item_id, verdict in ran:
         items.pop(item_id, None)
+        independent = current.every_class.get(item_id)
+        if independent is not None and independent.applies(machine_class) and independent.verdict is verdict:
+            continue  # the every-class section already says so
         if verdict in ACCEPTED:
             items[item_id] = verdict
     classes = dict(current.classes)
     classes[machine_class] = ClassExpectations(run_id, dict(sorted(items.items())))
-    return Expectations(dict(sorted(classes.items())))
+    return Expectations(dict(sorted(classes.items())), dict(current.every_class))
+
+
+def render(expectations: Expectations) -> str:
+    """The lock file's text: sorted, one line per item, so a change reads as a small diff."""
+    data: dict[str, object] = {"version": LOCK_VERSION}
+    if expectations.every_class:
+        data[EVERY_CLASS] = {"items": {
+            item_id: {"verdict": entry.verdict.value, "backend": entry.backend, "why": entry.why}
+            for item_id, entry in sorted(expectations.every_class.items())}}
+    data["classes"] = {
+        machine_class: {"run": section.run_id, "items": {k: v.value for k, v in sorted(section.items.items())}}
+        for machine_class, section in sorted(expectations.classes.items())}
+    return HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=200)
 
 
 def write(path: Path, expectations: Expectations) -> None:
-    """Write the lock file: sorted, one line per item, so a change reads as a small diff."""
-    data = {"version": LOCK_VERSION, "classes": {
-        machine_class: {"run": section.run_id, "items": {k: v.value for k, v in sorted(section.items.items())}}
-        for machine_class, section in sorted(expectations.classes.items())}}
-    text = HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=200)
+    """Write the lock file (:func:`render`)."""
+    text = render(expectations)
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as error:

@@ -51,7 +51,7 @@ class Judged:
 
 def judge(result: ItemResult, expectations: Expectations, *, strict: bool) -> Judged | None:
     """How the lock judges one final result; ``None`` when it has nothing to say (n/a, error, stale, controls)."""
-    if result.control_for is not None or result.machine_class not in expectations.classes:
+    if result.control_for is not None or not expectations.covers(result.machine_class, result.item_id):
         return None  # a machine class with no section yet is judged by the plain rule (the summary says so)
     expected = expectations.expected(result.machine_class, result.item_id)
     agreement = compare(result.verdict, expected)

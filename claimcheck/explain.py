@@ -5,8 +5,10 @@ from __future__ import annotations
 from claimcheck import rules
 from claimcheck.claim import Check
 from claimcheck.numbers import estimate
+from claimcheck.probe_traceback import failure_lines
 from claimcheck.result import ItemResult, verdict_path
 from claimcheck.stats import Decision
+from claimcheck.verdict import Verdict
 
 
 def expectation(check: Check) -> str:
@@ -32,8 +34,12 @@ def machine_line(result: ItemResult) -> str:
     return where + (f"; model {model}{variant}" if model else "")
 
 
-def failure_text(result: ItemResult) -> str:
-    """The readable failure shown by pytest for a refuted, errored or strict-inconclusive (or -inconsistent) item."""
+def failure_text(result: ItemResult, tb_style: str = "auto") -> str:
+    """The readable failure shown by pytest for a refuted, errored or strict-inconclusive (or -inconsistent) item.
+
+    Args:
+        tb_style: pytest's ``--tb``; how much of a failed probe's traceback is shown after its reason.
+    """
     claim = result.claim
     source = claim.source
     lines = [
@@ -48,4 +54,7 @@ def failure_text(result: ItemResult) -> str:
     ]
     if result.adjustments:
         lines.insert(6, f"  verdict:  {verdict_path(result.raw_verdict, result.adjustments)}")
+    if result.verdict is Verdict.ERROR:
+        at = lines.index(f"  why:      {result.reason}") + 1
+        lines[at:at] = failure_lines(result.info, tb_style)
     return "\n".join(lines)

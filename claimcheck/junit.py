@@ -1,25 +1,28 @@
-"""The JUnit XML a CI system reads, made to say the final verdicts.
+"""The JUnit XML a CI system reads, made to say the final findings.
 
-pytest writes each test case when the item finishes, but a claim's verdict can
-still change at the end of the run (the family correction, the cascade, the
-expected verdicts). After pytest has written the file, each claim's test case
-is rewritten from its final result: properties ``verdict`` (final) and
-``raw_verdict`` with the estimate, interval and n; a ``<failure>`` only where the
-final verdict fails the run. The full result record lives in the evidence store,
-not in the XML, which keeps the file small.
+pytest writes each test case when the item finishes, but a claim's verdict can still change at the
+end of the run (the family correction, the cascade, the expected verdicts). After pytest has written
+the file, each claim's test case is rewritten from its final finding: properties ``verdict`` (final),
+``raw_verdict``, ``expected`` and the estimate, interval and n; then the element the policy names:
+``<failure>`` only where the finding fails the run, ``<error>`` for a probe that failed, and
+``<skipped message="inconclusive: …">`` for an item that is not decided (so dashboards do not show
+it green). The full result record lives in the evidence store, not in the XML, which keeps the file small.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from pathlib import Path
 
-from claimcheck.result import ItemResult
+from claimcheck.outcome import Finding
 
 RECORD_PROPERTY = "claimcheck"
+#: Properties the rewrite owns: whatever pytest wrote under these names is replaced.
+OWNED = frozenset({RECORD_PROPERTY, "verdict", "raw_verdict", "expected", "agreement", "estimate", "low", "high",
+                   "n"})
+OUTCOME_TAGS = ("failure", "error", "skipped")
 
 
 def case_key(nodeid: str) -> tuple[str, str]:
@@ -38,55 +41,53 @@ def _properties(case: ET.Element) -> ET.Element:
     return found
 
 
-def _number(value: float) -> str | None:
-    return None if not math.isfinite(value) else f"{value:.6g}"
+def _skip_message(finding: Finding) -> str:
+    word = finding.treatment.word.lower()
+    return f"{word}: {finding.result.reason}"
 
 
-def _rewrite(case: ET.Element, result: ItemResult, failing: bool, message: str) -> None:
+def _rewrite(case: ET.Element, finding: Finding, lock: Path | None) -> None:
     properties = _properties(case)
     for prop in list(properties):
-        if prop.get("name") in (RECORD_PROPERTY, "verdict", "raw_verdict", "estimate", "low", "high", "n"):
+        if prop.get("name") in OWNED:
             properties.remove(prop)
-    values: dict[str, str] = {"verdict": result.verdict.value, "raw_verdict": result.raw_verdict.value}
-    if result.decision is not None:
-        for name, value in (("estimate", result.decision.statistic), ("low", result.decision.low),
-                            ("high", result.decision.high)):
-            text = _number(value)
-            if text is not None:
-                values[name] = text
-        values["n"] = str(result.decision.n)
-    for name, shown in values.items():
+    for name, shown in finding.properties():
         ET.SubElement(properties, "property", name=name, value=shown)
-    failures = [child for child in case if child.tag in ("failure", "error")]
-    if failing and not failures:
-        failure = ET.SubElement(case, "failure", message=message[:500])
-        failure.text = message
-    elif not failing:
-        for child in failures:
-            if child.tag == "failure":
-                case.remove(child)
+    kept = {child.tag: child for child in case if child.tag in OUTCOME_TAGS}
+    for child in list(case):
+        if child.tag in OUTCOME_TAGS:
+            case.remove(child)
+    element = finding.treatment.junit
+    if element == "passed":
+        return
+    if element == "skipped":
+        message = kept["skipped"].get("message", "") if "skipped" in kept and finding.treatment.skips else \
+            _skip_message(finding)
+        ET.SubElement(case, "skipped", type="claimcheck." + finding.treatment.category.replace(" ", "-"),
+                      message=message[:500])
+        return
+    text = finding.message(lock)
+    made = ET.SubElement(case, element, message=text.splitlines()[0][:500] if text else "")
+    made.text = text
 
 
-def finalize(path: Path, results: Mapping[str, ItemResult], failing: Mapping[str, bool],
-             messages: Mapping[str, str]) -> int:
-    """Rewrite the claim test cases of the JUnit file at ``path``; returns how many were rewritten.
+def finalize(path: Path, findings: Mapping[str, Finding], lock: Path | None = None) -> int:
+    """Rewrite the claim test cases of the JUnit file at ``path`` from ``findings`` (by node id).
 
-    Args:
-        results: final result by node id.
-        failing: whether each node's final verdict fails the run.
-        messages: the failure text of each failing node.
+    Returns:
+        How many test cases were rewritten.
     """
     tree = ET.parse(path)
-    by_key = {case_key(nodeid): nodeid for nodeid in results}
+    by_key = {case_key(nodeid): nodeid for nodeid in findings}
     rewritten = 0
     for suite in tree.getroot().iter("testsuite"):
-        failures = 0
         for case in suite.iter("testcase"):
             nodeid = by_key.get((case.get("classname", ""), case.get("name", "")))
             if nodeid is not None:
-                _rewrite(case, results[nodeid], failing.get(nodeid, False), messages.get(nodeid, ""))
+                _rewrite(case, findings[nodeid], lock)
                 rewritten += 1
-            failures += sum(1 for child in case if child.tag == "failure")
-        suite.set("failures", str(failures))
+        cases = list(suite.iter("testcase"))
+        for tag, attribute in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+            suite.set(attribute, str(sum(1 for case in cases for child in case if child.tag == tag)))
     tree.write(path, encoding="utf-8", xml_declaration=True)
     return rewritten

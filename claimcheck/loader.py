@@ -23,6 +23,7 @@ from typing import Any, Iterable, Iterator
 from claimcheck import rules
 from claimcheck.claim import Budget, Check, Claim, Control, PointValues, Profile, ProbeSpec, Retraction, Scope, Source
 from claimcheck.errors import ClaimError
+from claimcheck.labels import label_problem, labelled_levels
 from claimcheck.per_point import point_problems, read_points, rule_check_problems
 from claimcheck.premises import dependency_problems, duplicate_problems
 from claimcheck.probe import RegisteredProbe, UnknownProbeError, get_probe
@@ -95,6 +96,14 @@ class _Validator:
                 out[name] = self.field(value[name], path, spec)
         return out
 
+    def labelled(self, levels: dict[Any, Any], path: str) -> list[Any]:
+        """``{label: value}`` levels as labelled values, each label and value checked."""
+        for label, level in levels.items():
+            problem = label_problem(label, level)
+            if problem:
+                raise self.error(path, problem)
+        return labelled_levels(levels)
+
     @staticmethod
     def join(section: str, name: str) -> str:
         return f"{section}.{name}" if section else name
@@ -144,12 +153,17 @@ class _Validator:
         elif kind == "grid":
             if not isinstance(value, dict):
                 raise wrong("a mapping of param -> list of values")
+            value = dict(value)
             for key, values in value.items():
+                if isinstance(values, dict) and values:
+                    value[key] = self.labelled(values, f"{path}.{key}")
+                    continue
                 if not isinstance(values, list) or not values:
                     raise self.error(f"{path}.{key}", f"expected a non-empty list of values, got {_type_name(values)}")
                 for item in values:
                     if isinstance(item, (dict, list)):
-                        raise self.error(f"{path}.{key}", "grid values must be plain values (text, numbers, booleans)")
+                        raise self.error(f"{path}.{key}", "list or mapping values need a label each: write the axis "
+                                                          "as {label: value, ...} (e.g. {small: [64, 512]})")
         if spec.choices and value not in spec.choices:
             hint = did_you_mean(value, spec.choices)
             raise self.error(path, f"expected one of {', '.join(spec.choices)}, got {value!r}{hint}")
@@ -197,6 +211,8 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         if key in params:
             raise validator.error(f"probe.grid.{key}", f"`{key}` is both a fixed param and a grid axis")
     over = check.get("over")
+    if over is not None and isinstance(params.get(over), dict):
+        params = {**params, over: validator.labelled(params[over], f"probe.params.{over}")}
     if over is not None:
         values = params.get(over)
         if not isinstance(values, list) or len(values) < 2:
@@ -376,6 +392,7 @@ def probe_problems(claim: Claim) -> tuple[RegisteredProbe | None, list[ClaimErro
             found.append(problem(field_path, f"probe `{registered.name}` takes `{name}` as {_type_text(expected)}; "
                                              f"got {_type_name(value)}"))
             reported.add(field_path)
+    found.extend(_declared_param_problems(claim, registered, problem, reported))
     if registered.outputs:
         check = claim.check
         for output in [check.output, check.reference, *(check.outputs or ())]:
@@ -388,6 +405,24 @@ def probe_problems(claim: Claim) -> tuple[RegisteredProbe | None, list[ClaimErro
         if why:
             found.append(problem("check.rule", f"probe `{registered.name}` is deterministic: {why}"))
     return registered, found
+
+
+def _declared_param_problems(claim: Claim, registered: RegisteredProbe, problem: Any,
+                             reported: set[str]) -> list[ClaimError]:
+    """The probe's own check of each param set the claim runs (grid points, ``over`` levels), once per message."""
+    if registered.check_params is None:
+        return []
+    over = claim.check.over
+    found: dict[str, ClaimError] = {}
+    for _, params in expand_grid(claim):
+        levels = params[over] if over and isinstance(params.get(over), list) else [None]
+        for level in levels:
+            point = {**params, over: level} if over and level is not None else params
+            for name, message in registered.check_params(point):
+                where = f"probe.grid.{name}" if name in claim.probe.grid else f"probe.params.{name}"
+                if where not in reported:
+                    found.setdefault(f"{where}: {message}", problem(where, message))
+    return list(found.values())
 
 
 def _type_hints(registered: RegisteredProbe) -> dict[str, Any]:

@@ -13,28 +13,24 @@ import json
 import time
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from claimcheck import locking, progress_report
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimcheckError, ClaimError
-from claimcheck.result import ItemResult
-from claimcheck.runner import RunOptions, run_claim_item
+from claimcheck.run_options import RunOptions
 from claimcheck.session import ClaimSession
 from claimcheck.suggest import closest
-from claimcheck.verdict import Verdict
+
+if TYPE_CHECKING:  # pragma: no cover - the statistics load with the first claim, not with the plugin
+    from claimcheck.result import ItemResult
 
 PROPERTY = "claimcheck"
-INCONCLUSIVE = "inconclusive"
-STALE = "stale"
-INCONSISTENT = "inconsistent"
-CONTROLS = "controls"
-NOT_SHOWN = "not shown able to fail"
 
 options_key = pytest.StashKey[RunOptions]()
-outcome_key = pytest.StashKey[ItemResult]()
+outcome_key = pytest.StashKey["ItemResult"]()
 session_key = pytest.StashKey["ClaimSession"]()
 started_key = pytest.StashKey[float]()
 probe_error_key = pytest.StashKey[str]()
@@ -57,7 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="multiple-comparison control of refutations and holds over the suite's sampled, "
                          "in-scope items (default: holm)")
     group.addoption("--claims-family-alpha", type=float, default=None,
-                    help="the family's error rate (default: the largest alpha among its items)")
+                    help="the family's error rate (default: the mean alpha of its items)")
     group.addoption("--claims-controls", action="store_true",
                     help="also run each claim's positive control (`control:`), which must be refuted; a claim "
                          "whose control is not refuted is reported as not shown able to fail here")
@@ -91,6 +87,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "as_stated: claim scoped to the machine the source doc measured")
     config.addinivalue_line("markers", "exclusive: timing claim that never runs beside another item")
     config.addinivalue_line("markers", "control: a claim's positive control (--claims-controls), which must be refuted")
+    from claimcheck.run_options import option_problems
+
+    problems = option_problems(config.getoption)
+    if problems:  # one line per bad value, before anything is collected or run
+        raise pytest.UsageError("\n".join(problems))
     try:
         from claimcheck.harness.blas import ensure_fast_blas
 
@@ -113,7 +114,17 @@ def pytest_configure(config: pytest.Config) -> None:
         progress=progress_report.install(config, config.getoption("--claims-progress")),
     )
     config.stash[session_key] = ClaimSession(config, rootdir)
+    from claimcheck.hang_record import hang_recorder
+
+    config.stash[options_key] = dataclasses.replace(config.stash[options_key],
+                                                    on_hang=hang_recorder(config.stash[session_key]))
     config.pluginmanager.register(RunHooks(config.stash[session_key]), "claimcheck-session")
+    from claimcheck.collect_errors import CollectionGuard
+
+    config.pluginmanager.register(CollectionGuard(config.stash[session_key]), "claimcheck-collection")
+    from claimcheck.store_faults import StoreGuard
+
+    config.pluginmanager.register(StoreGuard(config), "claimcheck-store")
     _check_setup(config, config.stash[session_key])
 
 
@@ -241,7 +252,9 @@ def pytest_report_collectionfinish(config: pytest.Config, start_path: Path, item
             lines.append(f"claimcheck: {arg} is outside claims_dirs ({', '.join(dirs)}): its {len(skipped)} YAML "
                          f"file(s) were not collected as claims; add the folder's name to claims_dirs in the pytest "
                          "ini, or pass the files themselves")
-    return lines
+    from claimcheck.probe import shadow_notices
+
+    return lines + [f"claimcheck: {notice}" for notice in shadow_notices()]
 
 
 class RunHooks:
@@ -262,10 +275,7 @@ class RunHooks:
             return
         from claimcheck import evidence
 
-        if cs.store is None:  # opened on the first claim result, so plain test runs leave no store
-            cs.store, cs.run_id = evidence.open_run(cs.config, cs.rootdir)
-        if cs.run_id is not None:
-            cs.store.record(cs.run_id, result)
+        evidence.record_result(cs, result)  # opens the store on the first claim result; a fault is one line
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -283,6 +293,8 @@ def result_from_report(report: pytest.TestReport) -> ItemResult | None:
         return None
     for name, value in report.user_properties:
         if name == PROPERTY:
+            from claimcheck.result import ItemResult
+
             return ItemResult.from_record(json.loads(str(value)))
     return None
 
@@ -302,6 +314,9 @@ class ClaimFile(pytest.File):
             self.config.stash[probe_error_key] = str(error)
             raise
         claims = session.file_claims(self.path)
+        from claimcheck.collect_errors import note_claims
+
+        note_claims(self.config, claims)
         known = dict(session.all_claims())
         known.update({claim.id: claim for claim in claims})
         try:
@@ -346,16 +361,8 @@ class ClaimFile(pytest.File):
         return str(super().repr_failure(excinfo))
 
 
-class ClaimRefuted(Exception):
-    """The measurement contradicts the claim."""
-
-
-class ClaimErrored(Exception):
-    """The probe failed; nothing was decided."""
-
-
-class ClaimInconclusive(Exception):
-    """Strict mode: an undecided claim (or one its source contradicts) counts as a failure."""
+class ClaimFailed(Exception):
+    """The item's finding fails the run (refuted, errored, changed against the lock, or strict); ``str()`` says why."""
 
 
 class ClaimItem(pytest.Item):
@@ -376,7 +383,7 @@ class ClaimItem(pytest.Item):
         options = config.stash[options_key]
         machine = fingerprint()
         session: ClaimSession = config.stash[session_key]
-        from claimcheck.runner import scope_problem
+        from claimcheck.runner import run_claim_item, scope_problem
 
         # An item outside its scope measures nothing, so it never waits for the lock.
         in_scope = scope_problem(self.claim, self.params, machine) is None
@@ -390,30 +397,20 @@ class ClaimItem(pytest.Item):
         for key in ("backend", "device", "cpu", "memory_gib", "os", "python", "mlx", "mlx_lm", "blas"):
             if key in machine:
                 self.user_properties.append((f"machine.{key}", str(machine[key])))
-        self.user_properties.append(("verdict", outcome.verdict.value))
         if self.control_for is not None:
             self.user_properties.append(("control", self.control_for))
         self.user_properties.append((PROPERTY, json.dumps(outcome.to_record(), default=str)))
-        verdict = outcome.verdict
-        if verdict is Verdict.NOT_APPLICABLE:
+        finding = session.provisional_finding(self.nodeid, outcome)
+        if finding.treatment.skips:
             # Point the skip at the claim's YAML, not at this line.
             raise pytest.skip.Exception(f"not applicable: {outcome.reason}", _use_item_location=True)
-        if self.control_for is not None:  # a control is meant to be refuted; not refuted is reported, not failed
-            if verdict is Verdict.ERROR:
-                raise ClaimErrored(outcome)
-            return
-        if verdict is Verdict.REFUTED:
-            raise ClaimRefuted(outcome)
-        if verdict is Verdict.ERROR:
-            raise ClaimErrored(outcome)
-        if verdict in (Verdict.INCONCLUSIVE, Verdict.INCONSISTENT) and config.getoption("--claims-strict"):
-            raise ClaimInconclusive(outcome)
+        self.user_properties.extend(finding.properties())
+        if finding.fails_run:
+            raise ClaimFailed(finding.message(session.expectations_path, config.option.tbstyle))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, (ClaimRefuted, ClaimErrored, ClaimInconclusive)):
-            from claimcheck.explain import failure_text
-
-            return failure_text(excinfo.value.args[0])
+        if isinstance(excinfo.value, ClaimFailed):
+            return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -421,24 +418,21 @@ class ClaimItem(pytest.Item):
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, Any] | None:
-    if report.when != "call":
+    """A claim item's category, letter and word, from its finding (final once the run-level steps ran)."""
+    if report.when != "call" or report.skipped:
         return None
-    properties = dict(report.user_properties)
-    verdict = properties.get("verdict")
-    override = getattr(report, "claimcheck_category", None)
-    if override:
-        return override
-    if properties.get("control") and report.passed:
-        if verdict == Verdict.REFUTED.value:
-            return CONTROLS, "c", ("CONTROL REFUTED", {"green": True})
-        return CONTROLS, "c", ("CONTROL NOT REFUTED", {"yellow": True})
-    if verdict == Verdict.INCONCLUSIVE.value and report.passed:
-        return INCONCLUSIVE, "?", ("INCONCLUSIVE", {"yellow": True})
-    if verdict == Verdict.INCONSISTENT.value and report.passed:
-        return INCONSISTENT, "~", ("INCONSISTENT", {"yellow": True})
-    if verdict == Verdict.ERROR.value:
-        return "error", "E", ("ERROR", {"red": True})
-    return None
+    session: ClaimSession | None = config.stash.get(session_key, None)
+    if session is None:
+        return None
+    finding = session.findings.get(report.nodeid) or session.provisional.get(report.nodeid)
+    if finding is None:
+        result = result_from_report(report)
+        if result is None:
+            return None
+        finding = session.provisional_finding(report.nodeid, result)
+    from claimcheck.pytest_plugin.adapter import status
+
+    return status(finding)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -452,14 +446,14 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Rewrite the JUnit file pytest wrote so it carries the final verdicts (controller only)."""
+    """Rewrite the JUnit file pytest wrote so it carries the final findings (controller only)."""
     session: ClaimSession | None = config.stash.get(session_key, None)
     xmlpath = getattr(config.option, "xmlpath", None)
-    if session is None or _is_worker(config) or not session.results or not xmlpath or not Path(xmlpath).exists():
+    if session is None or _is_worker(config) or not xmlpath or not Path(xmlpath).exists():
+        return
+    findings = session.current_findings()
+    if not findings:
         return
     from claimcheck.junit import finalize
 
-    failing = {nodeid: bool(report.failed) for nodeid, report in session.reports.items()}
-    messages = {nodeid: str(report.longrepr) for nodeid, report in session.reports.items() if report.failed}
-    finalize(Path(xmlpath), session.results, failing, messages)
-
+    finalize(Path(xmlpath), findings, session.expectations_path)

@@ -1,4 +1,5 @@
-"""Checks across claims: unique ids, and premises (``depends_on``) that exist and form no cycle.
+"""Checks across claims: unique ids, premises (``depends_on``) that exist and form no cycle, and
+one wording per withdrawn decomposition.
 
 Each returns every problem it finds, at the line of the field that has it, so
 ``claimcheck validate`` can list them all; collection raises the first.
@@ -66,4 +67,30 @@ def dependency_problems(claims: Sequence[Claim], known: Iterable[Claim] = ()) ->
 
     for claim_id in sorted(checked):
         visit(claim_id, [])
+    return problems + retraction_problems(claims, known)
+
+
+def retraction_problems(claims: Sequence[Claim], known: Iterable[Claim] = ()) -> list[ClaimError]:
+    """An error at every claim that quotes a withdrawn decomposition differently from the first that names it.
+
+    Every figure resting on one decomposition is stale for one reason, the source's own withdrawal,
+    so they must all quote it alike (same section, same words).
+    """
+    first: dict[str, Claim] = {}
+    for claim in [*known, *claims]:
+        if claim.retracted is not None and claim.retracted.decomposition:
+            first.setdefault(claim.retracted.decomposition, claim)
+    problems = []
+    for claim in claims:
+        retraction = claim.retracted
+        if retraction is None or not retraction.decomposition:
+            continue
+        model = first[retraction.decomposition].retracted
+        assert model is not None
+        if (retraction.section, retraction.figure) != (model.section, model.figure):
+            where = first[retraction.decomposition]
+            problems.append(ClaimError(claim.path, claim.line_of("retracted"), "retracted",
+                                       f"the {retraction.decomposition} decomposition is withdrawn as "
+                                       f"\u201c{model.figure}\u201d ({model.section}) at {where.path}:{where.line}; "
+                                       "quote the same section and words"))
     return problems

@@ -8,7 +8,10 @@ folder (or the modules and paths ``[tool.claimcheck] probes`` names) and from
 every package registered in the ``claimcheck.probes`` entry point group (the
 probes shipped with claimcheck among them), so adding a probe means writing one
 registered function. A probe name belongs to one function: a second definition
-elsewhere is an error naming both.
+elsewhere is an error naming both, except that a project's own probe shadows a probe
+shipped by an installed package (one notice line names both), so a release that adds a
+probe never breaks a repository that already had one of that name. ``<package>:<name>``
+(``claimcheck:kv_cache_step``) always reaches the shipped definition.
 """
 
 from __future__ import annotations
@@ -69,6 +72,11 @@ class ProbeContext:
 
 # A probe takes the context and its own keyword parameters; their names and types vary per probe.
 ProbeFunction = Callable[..., Samples]
+# A probe's own check of one set of params (names a registry holds, values that must agree): problems
+# as (param name, one-line message), for ``claimcheck validate`` to place at the param's line.
+ParamCheck = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
+# Lines a listing shows under a probe: what its name-valued params may be (registered ops, families).
+Catalogue = Callable[[], list[str]]
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,9 @@ class RegisteredProbe:
     module: str = ""
     file: str = ""
     plot: PackPlot | None = None
+    example: str = ""
+    check_params: ParamCheck | None = None
+    catalogue: Catalogue | None = None
 
     @property
     def source(self) -> str:
@@ -108,6 +119,13 @@ class DuplicateProbeError(ProbeLoadError):
 
 
 _REGISTRY: dict[str, RegisteredProbe] = {}
+# Probes of installed packages (the ``claimcheck.probes`` entry points) by ``<entry name>:<probe name>``.
+_QUALIFIED: dict[str, RegisteredProbe] = {}
+# Entry point module -> its entry name, filled before those modules are imported.
+_PACKAGES: dict[str, str] = {}
+# Shadowed probe name -> the notice line naming both definitions.
+_SHADOWED: dict[str, str] = {}
+SHIPPED_PREFIX = "claimcheck"
 
 
 def probe(
@@ -117,6 +135,9 @@ def probe(
     reads_text: bool = False,
     deterministic: bool = False,
     plot: PackPlot | None = None,
+    example: str = "",
+    check_params: ParamCheck | None = None,
+    catalogue: Catalogue | None = None,
 ) -> Callable[[ProbeFunction], ProbeFunction]:
     """Register ``function`` as the probe ``name``.
 
@@ -127,17 +148,15 @@ def probe(
             weight models are refused for it.
         deterministic: one sample decides (arithmetic, header reads).
         plot: the report's picture of this probe's items (:class:`PackPlot`), if any.
+        example: one worked claim in YAML, for the generated probe reference (tested to validate).
+        check_params: the probe's own check of a claim's params, run by ``claimcheck validate``
+            (e.g. op names against the op registry).
+        catalogue: lines the listing shows under the probe (e.g. its registered ops).
     """
 
     def decorate(function: ProbeFunction) -> ProbeFunction:
         file = _defining_file(function)
-        existing = _REGISTRY.get(name)
-        if existing is not None and _same_definition(existing, function, file):
-            return function  # one file imported again or under a second name: the first registration stands
-        if existing is not None and _live(existing):
-            raise DuplicateProbeError(f"probe `{name}` is defined twice: in {existing.source} and in "
-                                      f"{function.__module__} ({file or '?'}); rename one of them")
-        _REGISTRY[name] = RegisteredProbe(
+        registered = RegisteredProbe(
             name=name,
             function=function,
             outputs=dict(outputs or {}),
@@ -147,10 +166,52 @@ def probe(
             module=function.__module__,
             file=file,
             plot=plot,
+            example=example,
+            check_params=check_params,
+            catalogue=catalogue,
         )
+        package = _package_of(function.__module__)
+        if package is not None:
+            _QUALIFIED[f"{package}:{name}"] = registered
+        existing = _REGISTRY.get(name)
+        if existing is not None and _same_definition(existing, function, file):
+            return function  # one file imported again or under a second name: the first registration stands
+        if existing is not None and _live(existing):
+            shadowing = _shadowing(existing, registered)
+            if shadowing is None:
+                raise DuplicateProbeError(f"probe `{name}` is defined twice: in {existing.source} and in "
+                                          f"{function.__module__} ({file or '?'}); rename one of them")
+            own, shipped = shadowing
+            _SHADOWED[name] = (f"probe `{name}` of this project ({own.source}) shadows the shipped one "
+                               f"({shipped.source}); claims reach that one as "
+                               f"`{_package_of(shipped.module)}:{name}`")
+            _REGISTRY[name] = own
+            return function
+        _REGISTRY[name] = registered
         return function
 
     return decorate
+
+
+def _package_of(module: str) -> str | None:
+    """The entry name of the installed probe package ``module`` belongs to, None for a project's own module."""
+    for package, entry in _PACKAGES.items():
+        if module == package or module.startswith(f"{package}."):
+            return entry
+    return None
+
+
+def _shadowing(existing: RegisteredProbe, new: RegisteredProbe) -> tuple[RegisteredProbe, RegisteredProbe] | None:
+    """``(project's, shipped)`` when exactly one of two definitions comes from an installed package."""
+    old_shipped, new_shipped = _package_of(existing.module) is not None, _package_of(new.module) is not None
+    if old_shipped == new_shipped:
+        return None
+    return (existing, new) if new_shipped else (new, existing)
+
+
+def shadow_notices() -> list[str]:
+    """One line per probe name whose shipped definition a project's own probe shadows."""
+    return [_SHADOWED[name] for name in sorted(_SHADOWED) if _REGISTRY.get(name) is not None]
 
 
 def _defining_file(function: ProbeFunction) -> str:
@@ -198,7 +259,12 @@ def _live(registered: RegisteredProbe) -> bool:
 
 
 def get_probe(name: str) -> RegisteredProbe:
-    """Look up a probe, or fail with the known names and a did-you-mean."""
+    """Look up a probe (``<package>:<name>`` for an installed package's own), or fail with a did-you-mean."""
+    if name in _QUALIFIED:
+        return _QUALIFIED[name]
+    prefix, _, plain = name.rpartition(":")
+    if prefix == SHIPPED_PREFIX and plain in _REGISTRY and plain not in _SHADOWED:
+        return _REGISTRY[plain]  # claimcheck's own checkout: its probes/ is the shipped package
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -258,6 +324,7 @@ def load_probe_modules(root: str | None = None, sources: Sequence[str] | None = 
         if location is not None and location.is_dir():
             _forget_other_folder(name, location)
     imported: list[str] = []
+    _PACKAGES.update(_entry_names())
     for module_name, location in entry_dirs.items():
         if location is not None and any(_same_path(location, folder) for folder in folders):
             continue  # the project's own folder: imported below under the project's name
@@ -310,6 +377,14 @@ def _entry_point_dirs() -> dict[str, Path | None]:
         locations = list(spec.submodule_search_locations or [])
         found[entry.module] = Path(locations[0]).resolve() if locations else None
     return found
+
+
+def _entry_names() -> dict[str, str]:
+    """Each entry point's module -> its entry name (claimcheck's own probes: ``claimcheck``), the prefix of
+    the qualified names ``<entry name>:<probe name>``."""
+    from importlib.metadata import entry_points
+
+    return {entry.module: entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def _same_path(a: Path, b: Path) -> bool:

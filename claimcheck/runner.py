@@ -20,30 +20,20 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from claimcheck import hang_watch
 from claimcheck.adjudicate import gate_noise
 from claimcheck.claim import Claim
 from claimcheck.errors import NotApplicable, ProbeError, Undecidable
 from claimcheck.probe import ProbeContext, RegisteredProbe
+from claimcheck.probe_traceback import failure_info
 from claimcheck.progress import ItemProgress, ProgressSink, ignore_progress
 from claimcheck.result import ItemResult
+from claimcheck.run_options import RunOptions
 from claimcheck.rules import decide_check, for_timing, sequential, timing_gate
 from claimcheck.sampler import Groups, Sampler
 from claimcheck.stats import Decision, SequentialPlan
 from claimcheck.verdict import Verdict
 
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Run-wide settings that come from the command line."""
-
-    alpha: float | None = None  # overrides each claim's alpha when set
-    seed: int = 0
-    budget_scale: float = 1.0
-    fresh: bool | float = False  # a timestamp: cached results stored before it are ignored
-    cache_dir: str | None = None
-    cv_bound: float = 0.10
-    progress: ProgressSink = ignore_progress  # each item's looks, for the terminal
 
 
 def scope_problem(claim: Claim, params: Mapping[str, Any], machine: Mapping[str, Any]) -> str | None:
@@ -148,14 +138,24 @@ def run_claim_item(
         return finish(Verdict.NOT_APPLICABLE, problem)
     alpha = options.alpha if options.alpha is not None else claim.check.alpha
     seconds = claim.budget.max_seconds * options.budget_scale
+    limit = hard_limit(seconds)
+
+    def hung() -> str:
+        result = finish(Verdict.ERROR, f"probe hung in native code: no result within the item's hard limit of "
+                                       f"{limit:g} s (+ {hang_watch.GRACE_S:g} s); the run was ended")
+        if options.on_hang is not None:
+            return options.on_hang(result)
+        return f"claimcheck: {item_id}: {result.reason}"
+
     try:
-        with time_limit(hard_limit(seconds)):
+        with time_limit(limit), hang_watch.watch(limit, hung):
             decision = _measure_and_decide(claim, probe, sampler, alpha, options, started + seconds, tracker)
     except NotApplicable as error:
         return finish(Verdict.NOT_APPLICABLE, _one_line(error))
     except Undecidable as error:
         return finish(Verdict.INCONCLUSIVE, _one_line(error))
     except (Exception, SystemExit) as error:  # noqa: BLE001 - any probe failure is an `error` verdict
+        ctx.info.update(failure_info(error))  # the probe's own file:line and its last frames
         return finish(Verdict.ERROR, _one_line(error))
     finally:
         tracker.finish()

@@ -91,6 +91,8 @@ SECTIONS: dict[str, dict[str, Field]] = {
     "retracted": {
         "section": Field("str", "the section of the source that withdrew the claim", True),
         "figure": Field("str", "the source's own words withdrawing it, verbatim", True),
+        "decomposition": Field("str", "the withdrawn decomposition this claim's figure rests on (e.g. \"§4(b)/(c)\"): "
+                               "the figure itself is stale too, whatever it measures"),
     },
     "source": {
         "doc": Field("str", "source document file name", True),
@@ -151,7 +153,8 @@ def json_schema() -> dict[str, Any]:
             "bool": {"type": "boolean"},
             "str-list": {"type": "array", "items": {"type": "string"}},
             "map": {"type": "object"},
-            "grid": {"type": "object", "additionalProperties": {"type": "array", "minItems": 1}},
+            "grid": {"type": "object", "additionalProperties": {"oneOf": [  # values, or {label: list or mapping}
+                {"type": "array", "minItems": 1}, {"type": "object", "minProperties": 1}]}},
             "scalar": {"type": ["string", "number", "boolean"]},
             "point-number": {"oneOf": [{"type": "number"}, {
                 "type": "object", "required": ["by", "values"], "additionalProperties": False,

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from claimcheck.expectations import LOCK_NAME
-from claimcheck.expected_run import Judged
+from claimcheck.expectations import LOCK_NAME, Expectations
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimError
-from claimcheck.result import ItemResult
 
 if TYPE_CHECKING:  # pragma: no cover
+    from claimcheck.result import ItemResult
+    from claimcheck.outcome import Finding
     from claimcheck.store import EvidenceStore
 
 
@@ -38,8 +38,11 @@ class ClaimSession:
         drift_lines: what moved since the previous run on this machine class.
         report_paths: the report files written at the end.
         family: one line on the multiplicity family the run was adjusted over.
-        judged: how the expected verdicts judged each item (empty without a lock file).
+        findings: each item's final finding by node id (after the run-level steps).
+        provisional: each item's finding as it finished (its own verdict against the lock), for its
+            progress letter before the run-level steps.
         unlocked_class: this run's machine class when the lock file has no section for it.
+        interrupted: the run was cut short (Ctrl-C, ``-x``, ``--maxfail``).
     """
 
     config: pytest.Config
@@ -52,12 +55,16 @@ class ClaimSession:
     drift_lines: list[str] = field(default_factory=list)
     report_paths: list[str] = field(default_factory=list)
     family: str = ""
-    judged: dict[str, Judged] = field(default_factory=dict)
+    findings: dict[str, Finding] = field(default_factory=dict)
+    provisional: dict[str, Finding] = field(default_factory=dict)
     unlocked_class: str | None = None
+    interrupted: bool = False
     suite_broken: bool = False
     _probes_loaded: bool = False
     _all_claims: dict[str, Claim] | None = None
     _profile: str | None = None
+    _expectations: Expectations | None = None
+    _expectations_read: bool = False
 
     @property
     def lock_path(self) -> Path:
@@ -69,6 +76,30 @@ class ClaimSession:
         """The expected verdicts: ``--claims-lock``, else ``<rootdir>/claims/verdicts.lock``."""
         chosen = self.config.getoption("--claims-lock")
         return Path(chosen) if chosen else self.rootdir / "claims" / LOCK_NAME
+
+    def expectations(self) -> Expectations | None:
+        """The expected verdicts, read once (None without a lock file)."""
+        if not self._expectations_read:
+            from claimcheck import expectations
+
+            path = self.expectations_path
+            self._expectations = expectations.read(path) if path.exists() else None
+            self._expectations_read = True
+        return self._expectations
+
+    def provisional_finding(self, nodeid: str, result: ItemResult) -> Finding:
+        """An item's finding as it finishes: its own verdict judged against the lock, cached by node id."""
+        found = self.provisional.get(nodeid)
+        if found is None or found.result != result:
+            from claimcheck.outcome import find
+            from claimcheck.pytest_plugin.adapter import flags_of
+
+            found = self.provisional[nodeid] = find(result, self.expectations(), flags_of(self.config))
+        return found
+
+    def current_findings(self) -> dict[str, Finding]:
+        """The final findings once the run-level steps ran, else each item's provisional one."""
+        return dict(self.findings) if self.findings else dict(self.provisional)
 
     def claims_dirs(self) -> list[Path]:
         """The configured claims folders (``claims_dirs`` ini) that exist."""

@@ -9,6 +9,7 @@ named params, so a claim can say "the doc's 2.58 ms follows from 0.697 GB at
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Sequence
 
@@ -184,6 +185,90 @@ READING_OUTPUTS = {
 }
 
 
+# Params that are not printed figures (unit conversions, labels, counts of items): read exactly.
+NOT_PRINTED = frozenset({"scale", "unit", "top_k", "n_experts", "window", "dtype_bytes"})
+
+
+def printed(value: Any) -> tuple[float, float]:
+    """A printed number and half a unit of its last printed digit.
+
+    Integers are exact (counts, shapes, bytes); ``2.58`` is ±0.005. YAML drops trailing zeros,
+    so a figure printed as ``2.570`` is written as the string ``"2.570"`` to keep its precision.
+    A range the source prints as one figure (``"21.5–22.3"``, an en dash) is its midpoint, spanning
+    both ends and their rounding.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a number, got {value!r}")
+    if isinstance(value, int):
+        return float(value), 0.0
+    if isinstance(value, str) and "\u2013" in value:
+        (low, low_half), (high, high_half) = (printed(end) for end in value.split("\u2013", 1))
+        if high < low:
+            raise ValueError(f"range {value!r} runs downwards")
+        return (low + high) / 2, (high - low) / 2 + max(low_half, high_half)
+    text = value.strip() if isinstance(value, str) else repr(float(value))
+    number = float(text)
+    if "e" in text.lower() or "." not in text:
+        return number, 0.0
+    decimals = len(text.split(".", 1)[1])
+    return number, 0.5 * 10.0 ** -decimals
+
+
+def _reading_inputs(inputs: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[tuple[str, int | None], float]]]:
+    """The reading's inputs as numbers, and every (input, list index) that carries printed rounding."""
+    values: dict[str, Any] = {}
+    rounded: list[tuple[tuple[str, int | None], float]] = []
+    for name, raw in inputs.items():
+        if name in NOT_PRINTED:
+            values[name] = raw
+        elif isinstance(raw, (list, tuple)):
+            terms = [printed(term) for term in raw]
+            values[name] = [term for term, _ in terms]
+            rounded += [((name, i), half) for i, (_, half) in enumerate(terms) if half]
+        elif isinstance(raw, (int, float, str)) and not isinstance(raw, bool):
+            number, half = printed(raw)
+            values[name] = number
+            if half:
+                rounded.append(((name, None), half))
+        else:
+            values[name] = raw
+    return values, rounded
+
+
+MAX_ROUNDED_INPUTS = 12  # 4096 corners at most
+
+
+def reading_span(of: str, ctx: ProbeContext, inputs: dict[str, Any]) -> dict[str, list[float]]:
+    """Each output's value on the printed inputs, then its lowest and highest over their printed precision.
+
+    The arithmetic is monotone in each input over so small a box, so the extremes lie at its corners.
+    """
+    values, rounded = _reading_inputs(inputs)
+    central = ARITHMETIC[of](ctx, **values)
+    if not rounded:
+        return {name: list(out) for name, out in central.items()}
+    if len(rounded) > MAX_ROUNDED_INPUTS:
+        raise ValueError(f"a reading has {len(rounded)} rounded inputs; at most {MAX_ROUNDED_INPUTS}")
+    lows = {name: float(out[0]) for name, out in central.items()}
+    highs = dict(lows)
+    for corner in itertools.product((-1.0, 1.0), repeat=len(rounded)):
+        shifted: dict[str, Any] = {k: list(v) if isinstance(v, list) else v for k, v in values.items()}
+        for sign, ((name, index), half) in zip(corner, rounded):
+            if index is None:
+                shifted[name] = shifted[name] + sign * half
+            else:
+                shifted[name][index] = shifted[name][index] + sign * half
+        try:
+            out = ARITHMETIC[of](ctx, **shifted)
+        except (ValueError, ZeroDivisionError):
+            continue  # a corner outside the arithmetic's domain bounds nothing
+        for name, got in out.items():
+            if name in lows:
+                lows[name], highs[name] = min(lows[name], float(got[0])), max(highs[name], float(got[0]))
+    return {name: [float(out[0]), lows[name], highs[name]] if highs[name] > lows[name] else [float(out[0])]
+            for name, out in central.items()}
+
+
 @probe("readings", outputs=READING_OUTPUTS, deterministic=True)
 def readings(ctx: ProbeContext, *, of: str, reading: str,
              inputs: dict[str, dict[str, Any]]) -> dict[str, list[float]]:
@@ -191,11 +276,17 @@ def readings(ctx: ProbeContext, *, of: str, reading: str,
 
     A claim sweeps ``reading`` with ``check.over`` (one value per reading, each a key of
     ``inputs``); ``of`` names the arithmetic, which receives that reading's inputs as its params.
-    The ``exact`` rule then says which readings reproduce the printed figure.
+    A reading is an interval: each output is the value its printed inputs give, then (when an
+    input is rounded) the lowest and highest value their printed precision allows, half a unit of
+    each input's last digit (:func:`printed`). The ``exact`` rule then says which readings meet
+    the printed figure.
     """
     if of not in ARITHMETIC:
         raise ValueError(f"`of` must be one of {', '.join(sorted(ARITHMETIC))}, got {of!r}")
     if reading not in inputs:
         raise ValueError(f"reading {reading!r} has no entry in `inputs` (it has: {', '.join(map(repr, inputs))})")
     ctx.artifacts.setdefault("readings", {})[reading] = dict(inputs[reading])
-    return {name: list(values) for name, values in ARITHMETIC[of](ctx, **inputs[reading]).items()}
+    spans = reading_span(of, ctx, inputs[reading])
+    ctx.artifacts.setdefault("reading_spans", {})[reading] = {name: out[1:] for name, out in spans.items()
+                                                              if len(out) == 3}
+    return spans

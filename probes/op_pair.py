@@ -9,6 +9,7 @@ first arm alternating between rounds, so drift hits both arms alike), and compar
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -16,7 +17,25 @@ from claimcheck.errors import ProbeError
 from claimcheck.harness.timing import Timer, interleaved_order, mlx_core
 from claimcheck.probe import Output, ProbeContext, probe
 
+from .op_declarations import op_catalogue, op_pair_problems
+from .op_inputs import distribution, drawn_from
 from .op_registry import OpEntry, get_op
+
+EXAMPLE = """\
+id: compiled-gelu-bit-identical
+title: mx.compile leaves the exact GELU bit-identical
+statement: The compiled exact GELU returns the same bits as the uncompiled one on inputs in [0, 1].
+source:
+  doc: https://ml-explore.github.io/mlx/build/html/usage/compile.html
+  section: Basics of Compile
+  figure: "The output of both the regular function and the compiled function is the same up to numerical precision."
+scope: {kind: portable, backend: cpu}
+probe:
+  name: op_pair
+  params: {a: gelu_erf, b: gelu_erf_compiled, shape: [64, 256], inputs: {dist: uniform, low: 0, high: 1}}
+check: {rule: zero_rate, output: bitwise_differs, threshold: 0.05}
+budget: {min_samples: 80, max_samples: 80, looks: 1}
+"""
 
 
 @dataclass(frozen=True)
@@ -85,7 +104,12 @@ def _round_key(seed: int, look: int, index: int) -> Any:
         "max_abs_error": Output("", False, "max |B - A| over the elements of one round's output"),
         "max_rel_error": Output("", False, "max |B - A| / max(|A|, rel_floor) over one round's output"),
         "bitwise_mismatch": Output("elements", False, "elements whose bits differ between A and B, per round"),
+        "bitwise_equal": Output("", True, "1 when every element of B has A's bits, else 0, per round"),
+        "bitwise_differs": Output("", False, "1 when any element's bits differ (1 - bitwise_equal), per round"),
     },
+    example=EXAMPLE,
+    check_params=op_pair_problems,
+    catalogue=op_catalogue,
 )
 def op_pair(
     ctx: ProbeContext,
@@ -97,6 +121,7 @@ def op_pair(
     repeats: int = 1,
     rel_floor: float = 1e-6,
     warmup: int = 1,
+    inputs: Mapping[str, Any] | None = None,
 ) -> dict[str, list[float]]:
     """Time two registered ops on the same inputs, interleaved, and measure B's error against A.
 
@@ -109,16 +134,30 @@ def op_pair(
             pays MLX's evaluation overhead (tens of µs on a CPU), so time tiny ops at larger shapes.
         rel_floor: smallest ``|A|`` a relative error is divided by.
         warmup: untimed calls of each op before the first round (compiles, first-use kernels).
+        inputs: how the data arrays are drawn: ``{dist: normal, mean, std}`` (N(0, 1) by default)
+            or ``{dist: uniform, low, high}``; weights, scales and biases keep their own draws.
     """
     if repeats < 1:
         raise ValueError(f"`repeats` must be >= 1, got {repeats}")
     first, second = _pair(a, b)
+    drawn = distribution(inputs)
+    with drawn_from(drawn):
+        out = _rounds(ctx, first, second, shape=shape, dtype=dtype, repeats=repeats, rel_floor=rel_floor, warmup=warmup)
+    ctx.info["inputs"] = {"dist": drawn.dist, **({"low": drawn.low, "high": drawn.high} if drawn.dist == "uniform"
+                                                 else {"mean": drawn.mean, "std": drawn.std})}
+    return out
+
+
+def _rounds(ctx: ProbeContext, first: OpEntry, second: OpEntry, *, shape: Sequence[int], dtype: str, repeats: int,
+            rel_floor: float, warmup: int) -> dict[str, list[float]]:
+    """``ctx.n`` rounds of the two ops on fresh seeded inputs: times and agreement per round."""
     mx = mlx_core()
     if not isinstance(getattr(mx, dtype, None), mx.Dtype):
         raise ValueError(f"`dtype` must name an MLX dtype (float32, float16, bfloat16), got {dtype!r}")
     timer = Timer()
     arms = {"a": first, "b": second}
-    out: dict[str, list[float]] = {name: [] for name in ("a_ms", "b_ms", "max_abs_error", "max_rel_error", "bitwise_mismatch")}
+    names = ("a_ms", "b_ms", "max_abs_error", "max_rel_error", "bitwise_mismatch", "bitwise_equal", "bitwise_differs")
+    out: dict[str, list[float]] = {name: [] for name in names}
     order: list[str] = []
     if ctx.look == 0 and warmup:
         inputs = first.make_inputs(shape, dtype, _round_key(ctx.seed, -1, 0))
@@ -143,6 +182,8 @@ def op_pair(
         out["max_abs_error"].append(agreement.max_abs_error)
         out["max_rel_error"].append(agreement.max_rel_error)
         out["bitwise_mismatch"].append(float(agreement.bitwise_mismatch))
+        out["bitwise_equal"].append(0.0 if agreement.bitwise_mismatch else 1.0)
+        out["bitwise_differs"].append(1.0 if agreement.bitwise_mismatch else 0.0)
         del results, inputs
     ctx.artifacts["order"] = order
     ctx.info.update(

@@ -230,3 +230,19 @@ def test_a_count_whose_noun_runs_across_a_line_break_is_read_without_error() -> 
     text = "the boundary is the median of the window of 30 samples\n  puts the first samples 0.38 SD below it."
     (count,) = [f for f in parse_figures(text) if f.low == 30]
     assert count.kind == "count" and text[count.start:count.end] == "30"
+
+
+@pytest.mark.parametrize(("text", "unit", "low", "high"), [
+    ("11.2x", "x", 11.2, 11.2), ("74–88%", "%", 74, 88), ("4.06 ms", "ms", 4.06, 4.06), ("~10–15 µs", "µs", 10, 15),
+    ("268 GB/s", "GB/s", 268, 268), ("0.88–0.92 TB/s", "TB/s", 0.88, 0.92), ("483 tok/s", "tok/s", 483, 483),
+    ("128 MiB", "MiB", 128, 128), ("45 MB", "MB", 45, 45),
+])
+def test_every_unit_the_docs_gate_compares_is_read(text: str, unit: str, low: float, high: float) -> None:
+    (figure,) = parse_figures(text)
+    assert (figure.unit, figure.low, figure.high) == (unit, low, high)
+
+
+def test_counts_n_of_m_keep_their_denominator() -> None:
+    (figure,) = parse_figures("10 of 21 alternatives")
+    assert figure.kind == "count" and figure.count_of == 21 and figure.interval("%") == pytest.approx((47.619, 47.619),
+                                                                                                        abs=1e-3)

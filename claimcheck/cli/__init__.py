@@ -21,7 +21,7 @@ from claimcheck.errors import ClaimcheckError
 
 from ._base import DISPATCH, FAILED, OK, USAGE, UsageError, _fail, _Parser
 from ._claims import build_claim, cmd_new, cmd_validate, render_claim
-from ._evidence import (cmd_accept, cmd_compare, cmd_history, cmd_merge, cmd_publish, cmd_report, cmd_runs,
+from ._evidence import (safety_flags, cmd_accept, cmd_compare, cmd_history, cmd_merge, cmd_publish, cmd_report, cmd_runs,
                         history_lines)
 from ._listing import cmd_models, cmd_probes
 
@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
                                            "holding most runs of its machine class, else one named after it)")
     publish.add_argument("--no-record", action="store_true",
                          help="do not record the run in a committed profile (build reports from --store)")
+    safety_flags(publish, "publish")
     publish.set_defaults(handler=cmd_publish)
 
     accept = sub.add_parser("accept", help="accept a run's verdicts as the expected ones (claims/verdicts.lock)")
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the lock file (default claims/verdicts.lock)")
     accept.add_argument("--update", action="store_true",
                         help="keep the expectations of items the run did not include (a run of part of the suite)")
+    safety_flags(accept, "accept")
     accept.set_defaults(handler=cmd_accept)
 
     runs = sub.add_parser("runs", help="list the runs in the evidence store")
@@ -157,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
                                            "with units (like `pytest --fixtures`)")
     probes.add_argument("names", nargs="*", metavar="NAME", help="only these probes")
     probes.add_argument("--root", default=".", help="project root holding probes/ (default .)")
+    probes.add_argument("--markdown", action="store_true", help="print the probe reference as Markdown "
+                        "(docs/probes.md), one worked claim per probe")
+    probes.add_argument("--output", metavar="FILE", help="with --markdown: write it to FILE")
     probes.set_defaults(handler=cmd_probes)
 
     models = sub.add_parser("models", help="each model name the claims use, and what it resolves to here")

@@ -28,6 +28,10 @@ def _load_probes(root: str, sources: Sequence[str] | None = None) -> None:
         load_probe_modules(root, sources)
     except Exception as error:  # noqa: BLE001 - a broken probe module is an input error, shown in one line
         raise UsageError(f"cannot import the probes under {root}: {type(error).__name__}: {error}") from None
+    from claimcheck.probe import shadow_notices
+
+    for notice in shadow_notices():
+        print(f"claimcheck: {notice}", file=sys.stderr)
 
 
 def ini_probe_sources(root: str) -> tuple[str, list[str]] | None:

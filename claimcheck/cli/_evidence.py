@@ -36,7 +36,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
     with EvidenceStore(args.store, readonly=True) as store:
         run = _chosen_run(store, args)
-        result = build_reports(store, run.run_id, args.out, plots=not args.no_plots)
+        from claimcheck.plot_declarations import for_report
+
+        result = build_reports(store, run.run_id, args.out, plots=not args.no_plots,
+                               probes=for_report(store, run.run_id))
     counts = ", ".join(f"{n} {verdict}" for verdict, n in result.counts.items() if n)
     print(f"run {result.run_id}: {counts or 'no items'}")
     print(f"wrote {result.index_md}, {result.index_html}"
@@ -44,6 +47,101 @@ def cmd_report(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return OK
+
+
+def safety_flags(parser: argparse.ArgumentParser, verb: str) -> None:
+    """``--force`` and ``--dry-run``: the two ways past, or around, the checks of :func:`refusals`."""
+    parser.add_argument("--force", action="store_true",
+                        help=f"{verb} a run that is partial, crashed, from a dirty tree or smaller than the last "
+                             f"one of its class")
+    parser.add_argument("--dry-run", action="store_true", help="print the diff it would make, write nothing")
+    if verb == "accept":
+        parser.add_argument("--from-artifact", metavar="DIR", default=None,
+                            help="accept the run of a CI job's downloaded artifact (DIR holds claimcheck.sqlite, "
+                                 "e.g. the proposed expectations of a first run on a machine class)")
+
+
+def artifact_store(folder: str) -> Path | None:
+    """The evidence store inside a downloaded artifact folder (``claimcheck.sqlite`` at any depth)."""
+    root = Path(folder)
+    if root.is_file():
+        return root
+    found = sorted(root.rglob("claimcheck.sqlite"), key=lambda p: (len(p.parts), str(p)))
+    return found[0] if found else None
+
+
+def _part_of_claims(arg: str) -> bool:
+    """A pytest argument naming less than a claims folder: one file, one item, a sub-folder."""
+    parts = Path(arg.split("::", 1)[0]).parts
+    return "::" in arg or ("claims" in parts and parts.index("claims") < len(parts) - 1)
+
+
+def refusals(run: StoredRun, previous: int | None, *, partial_ok: bool = False, markers_ok: bool = False) -> list[str]:
+    """Why a run must not become committed evidence or expectations (empty: it may).
+
+    A crashed or still-running run, one of part of the suite (``-k``, ``-m``, a sub-folder), one
+    measured on a dirty tree, or one with fewer items than ``previous`` (the items of the last
+    run of its class accepted or published) would silently drop what was known. ``markers_ok``:
+    a ``-m`` selection is the suite a CI job runs on its class (``--from-artifact``).
+    """
+    found = []
+    if run.effective_status != "complete":
+        found.append(f"run {run.run_id} is {run.effective_status} (crashed, interrupted or still running)")
+    selection = run.options.get("selection") or {}
+    chosen = [f"{flag} {selection[key]!r}" for key, flag in (("keyword", "-k"), ("markexpr", "-m"))
+              if selection.get(key) and not (markers_ok and key == "markexpr")]
+    chosen += [str(arg) for arg in run.options.get("args") or () if _part_of_claims(str(arg))]
+    if chosen and not partial_ok:
+        found.append(f"run {run.run_id} ran part of the suite ({', '.join(chosen)})")
+    dirty = [name for name, commit in (("suite", run.suite_ref), ("claims", run.claims_ref)) if commit and commit.dirty]
+    if dirty:
+        found.append(f"run {run.run_id} was measured on a dirty tree ({', '.join(dirty)})")
+    if previous is not None and run.result_count < previous:
+        found.append(f"run {run.run_id} has {run.result_count} item(s), fewer than the {previous} of the last one "
+                     f"of {run.machine_class}")
+    return found
+
+
+def _refused(verb: str, reasons: Sequence[str], args: argparse.Namespace) -> bool:
+    """Print the reasons; ``True`` when they stop the command (no ``--force``, no ``--dry-run``)."""
+    for reason in reasons:
+        print(f"{verb}: {'warning: ' if args.force or args.dry_run else ''}{reason}", file=sys.stderr)
+    if reasons and not (args.force or args.dry_run):
+        print(f"{verb}: refused; review the run, then pass --force to {verb} it anyway", file=sys.stderr)
+        return True
+    return False
+
+
+def _last_count(path: Path, machine_class: str) -> int | None:
+    """Items of the newest run of ``machine_class`` in the store at ``path`` (``None``: none there)."""
+    if not path.exists():
+        return None
+    with EvidenceStore.open_readonly(path) as store:
+        latest = store.latest_run(machine_class)
+    return latest.result_count if latest is not None else None
+
+
+def _tree_diff(before: Path, after: Path) -> list[str]:
+    """Files added, removed and changed between two folders, with a unified diff of the text ones."""
+    import difflib
+
+    def files(root: Path) -> dict[str, Path]:
+        return {str(p.relative_to(root)): p for p in root.rglob("*") if p.is_file()} if root.exists() else {}
+
+    old, new = files(before), files(after)
+    lines: list[str] = []
+    for name in sorted(set(old) | set(new)):
+        if name not in new:
+            lines.append(f"removed  {name}")
+        elif name not in old:
+            lines.append(f"added    {name}")
+        elif old[name].read_bytes() != new[name].read_bytes():
+            lines.append(f"changed  {name}")
+            if new[name].suffix in (".md", ".json", ".lock", ".html", ".txt"):
+                lines += difflib.unified_diff(old[name].read_text(encoding="utf-8").splitlines(),
+                                              new[name].read_text(encoding="utf-8").splitlines(),
+                                              f"a/{name}", f"b/{name}", lineterm="", n=1)
+    return lines
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -58,13 +156,20 @@ def cmd_publish(args: argparse.Namespace) -> int:
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
     with EvidenceStore(args.store, readonly=True) as store:
         run = _chosen_run(store, args)
+        if run.effective_status != "complete" and not args.run:  # a crashed or cut-short run is a part
+            return _fail(f"publish: run {run.run_id} is {run.effective_status} (its session did not finish); "
+                         "run the suite to the end, or name this run with --run to publish it anyway")
         rows = store.run_rows(run.run_id)
     for name, commit in (("suite", run.suite_ref), ("claims", run.claims_ref)):
         if commit is None:
             print(f"warning: run {run.run_id} recorded no {name} commit", file=sys.stderr)
-        elif commit.dirty:
-            print(f"warning: run {run.run_id} was measured on a dirty tree ({name} {commit.short()})", file=sys.stderr)
     profiles = Path(args.out) / "profiles"
+    if not getattr(args, "no_record", False):
+        previous = _last_count(profile_for(profiles, run.machine_class, args.profile), run.machine_class)
+        if _refused("publish", refusals(run, previous), args):
+            return FAILED
+    if getattr(args, "dry_run", False):
+        return _publish_dry_run(args)
     source = Path(args.store)
     if not args.no_record:
         source = profile_for(profiles, run.machine_class, args.profile)
@@ -85,6 +190,27 @@ def cmd_publish(args: argparse.Namespace) -> int:
         for path in write_comparison(stores, profiles):
             print(f"wrote {path}")
     return OK
+
+
+def _publish_dry_run(args: argparse.Namespace) -> int:
+    """Publish into a scratch copy of the report folder and print what would change in it."""
+    import shutil
+    import tempfile
+
+    out = Path(args.out)
+    with tempfile.TemporaryDirectory(prefix="claimcheck-publish-") as scratch:
+        copy = Path(scratch) / "reports"
+        if out.exists():
+            shutil.copytree(out, copy)
+        trial = argparse.Namespace(**{**vars(args), "out": str(copy), "dry_run": False, "force": True})
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            status = cmd_publish(trial)
+        diff = _tree_diff(out, copy)
+    for line in diff:
+        print(line.replace(str(copy), str(out)))
+    print(f"publish --dry-run: {sum(1 for line in diff if line[:8].strip() in ('added', 'removed', 'changed'))} "
+          f"file(s) of {out} would change; nothing written")
+    return status
 
 
 def profile_slug(machine_class: str) -> str:
@@ -114,21 +240,45 @@ def cmd_accept(args: argparse.Namespace) -> int:
     """Accept a run's decided verdicts as its machine class's expectations (``claims/verdicts.lock``)."""
     from claimcheck import expectations
 
+    if getattr(args, "from_artifact", None):
+        found = artifact_store(args.from_artifact)
+        if found is None:
+            return _fail(f"{args.from_artifact}: no claimcheck.sqlite in the artifact")
+        args.store = str(found)
     if not Path(args.store).exists():
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
+    lock = Path(args.lock)
+    current = expectations.read(lock)
     with EvidenceStore(args.store, readonly=True) as store:
         run = _chosen_run(store, args)
         verdicts = [(result.item_id, result.verdict) for result in store.results(run.run_id)
                     if result.result.control_for is None]  # a control is judged against its claim, not the lock
-    lock = Path(args.lock)
-    current = expectations.read(lock)
-    before = current.classes.get(run.machine_class)
+        before = current.classes.get(run.machine_class)
+        previous = None
+        if before is not None and before.run_id and before.run_id != run.run_id:
+            try:
+                previous = store.run(before.run_id).result_count
+            except Exception:  # noqa: BLE001 - the accepted run is not in this store: compare the items accepted
+                accepted_now = sum(1 for _, verdict in verdicts if verdict in expectations.ACCEPTED)
+                previous = run.result_count - accepted_now + len(before.items)
+    if _refused("accept", refusals(run, previous, partial_ok=args.update,
+                                   markers_ok=bool(getattr(args, "from_artifact", None))), args):
+        return FAILED
     updated = expectations.accepted(current, run.machine_class, run.run_id, verdicts, update=args.update)
     after = updated.classes[run.machine_class]
     old = dict(before.items) if before else {}
     changed = sorted(k for k in after.items if k in old and old[k] is not after.items[k])
     added = sorted(k for k in after.items if k not in old)
     removed = sorted(k for k in old if k not in after.items)
+    if args.dry_run:
+        import difflib
+
+        was = lock.read_text(encoding="utf-8").splitlines() if lock.exists() else []
+        for line in difflib.unified_diff(was, expectations.render(updated).splitlines(), f"a/{lock}", f"b/{lock}",
+                                         lineterm=""):
+            print(line)
+        print(f"accept --dry-run: {len(changed)} changed, {len(added)} new, {len(removed)} dropped; nothing written")
+        return OK
     expectations.write(lock, updated)
     print(f"accepted run {run.run_id} for machine class {run.machine_class}: {len(after.items)} item(s); "
           f"{len(changed)} changed, {len(added)} new, {len(removed)} dropped -> {lock}")

@@ -13,22 +13,25 @@ anchors its row. For every anchor the gate checks, on the *gating machine class*
 1. the claim exists (and is not a draft);
 2. its latest result there holds. Refuted, stale, inconclusive, error and missing results fail
    the gate, quoting the replacement sentence of the claim's correction report when there is one;
-3. every figure in the sentence of the claim's unit family (``GB/s`` and ``TB/s`` alike;
-   ``%`` and ``x`` and ratios alike) agrees with the measured interval, converted to the
-   figure's unit, or with the band the claim states (threshold, expected ± tolerance). A
-   point agrees when it lies inside (allowing its printed rounding, and 10% more for ``~``),
-   a range when it overlaps. With several anchors in a sentence, each anchor takes the figures
-   between it and the previous anchor; figures after the last anchor go to the last one.
+3. every figure in the sentence in a unit the claim states or measures agrees, two-sided, with
+   the claim's own stated figure (``source.figure`` read with its printed precision, bounds such
+   as "≥ 2" one-sided) and does not contradict the interval measured on the gating class; a
+   figure on the claimed side of a threshold but not the source's figure is an error. With
+   several anchors in a sentence, each anchor takes the figures between it and the previous one.
 4. A figure measured elsewhere is allowed only when the sentence names that machine
-   (``M1 Max``, ``H200``, ``CPU``...): it is then checked against that machine class's result
-   if the store has one, and otherwise accepted as a cited external figure.
+   (``M1 Max``, ``H200``, ``CPU``...): its measured side is then checked against that machine
+   class's result if the evidence has one.
 
-With ``--changed-since REF``, figures with performance units on lines changed since ``REF``
-(its merge base with ``HEAD``; untracked docs count as changed) in sentences that anchor no
-claim are reported: a warning, or an error with ``--strict``.
+A ``<!-- measured: ID ... on CLASS -->`` marker anchors the figure before it to the run that
+measured it: it must lie within that run's interval, widened only by its printed precision.
+
+With ``--changed-since REF``, figures on lines changed since ``REF`` that anchor no claim are
+reported (errors with ``--strict-changed``, with figures citing undecided claims or in units the
+parser cannot read), and a coverage line counts verified, unanchored and undecided figures.
 
 Every problem is one line, ``file:line:column: message``; the exit status is 1 when any
-error was found and 2 when the gate could not run (bad git ref, unreadable store).
+error was found and 2 when the gate could not run (bad git ref, unreadable store, missing
+path or doc, unknown machine class).
 """
 
 from __future__ import annotations

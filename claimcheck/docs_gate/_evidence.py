@@ -54,11 +54,13 @@ class Evidence:
     def __init__(self, store: EvidenceStore | None, machine_class: str | None = None, *, label: str = "") -> None:
         self.store = store
         self.label = label
-        self._history: dict[str, list[StoredResult]] = {}
+        self._loaded: dict[str, list[StoredResult]] | None = None
         mine = None if machine_class else this_machine_class(store)
         choice = choose_class(store, machine_class, mine=mine or "")  # "": unknown here, never measured with MLX
         self.choice = choice if choice.machine_class else ClassChoice(None, choice.how)
         self.gating_class = self.choice.machine_class
+        #: On a runner that cannot measure every claim (a VM), the committed evidence cited for those it cannot.
+        self.committed: Evidence | None = None
 
     def classes(self) -> list[str]:  # noqa: D102
         if self.store is None:
@@ -66,10 +68,15 @@ class Evidence:
         return self.store.machine_classes()
 
     def _rows(self, claim_id: str) -> list[StoredResult]:
+        """Every stored item of a claim, oldest run first; every run is read once, whole (its claims with it)."""
         assert self.store is not None
-        if claim_id not in self._history:
-            self._history[claim_id] = list(self.store.history(claim_id))
-        return self._history[claim_id]
+        if self._loaded is None:
+            self._loaded = {}
+            runs = sorted(self.store.runs(), key=lambda run: (run.started, run.run_id))
+            for run in runs:
+                for row in self.store.results(run.run_id):
+                    self._loaded.setdefault(row.claim_id, []).append(row)
+        return self._loaded.get(claim_id, [])
 
     def latest(self, claim_id: str, machine_class: str | None) -> list[StoredResult]:
         """Items of the newest run on ``machine_class`` that has a result for ``claim_id``."""

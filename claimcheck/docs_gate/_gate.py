@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import date
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -12,12 +13,17 @@ from claimcheck.figures import Figure, MarkdownDoc, read_markdown
 from claimcheck.store import StoredResult
 from claimcheck.suggest import did_you_mean
 
-from ._agreement import agrees, families_of_claim, measured_text
 from ._anchors import class_matches, figures_by_anchor, find_anchors, machines_named
 from ._changes import changed_lines
 from ._corrections import Fix, banner_above, struck_through
 from ._evidence import Evidence, claim_verdict, suggested_sentence
-from ._model import Anchor, ClaimInfo, DOC_SUFFIXES, FAILING, PERFORMANCE_FAMILIES, Problem, load_claim_index
+from ._coverage import Coverage, Severity, unanchored, unreadable
+from ._measured import check_markers
+from ._stated import against_measured, against_stated, comparable
+from ._model import Anchor, ClaimInfo, DOC_SUFFIXES, FAILING, Problem, load_claim_index
+
+#: Findings that mean a cited claim has no decided result.
+UNDECIDED = frozenset({"inconclusive", "missing-result"})
 
 
 def doc_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -41,6 +47,7 @@ class GateReport:
     docs: int = 0
     anchors: int = 0
     gating_class: str | None = None
+    coverage: Coverage = field(default_factory=Coverage)
 
     @property
     def errors(self) -> list[Problem]:
@@ -66,6 +73,7 @@ def check_docs(
     strict: bool = False,
     reports_dir: str | Path | None = "reports",
     allow_missing: bool = False,
+    strict_changed: bool = False,
 ) -> GateReport:
     """Check every claim anchor (and, with ``changed_since``, every changed figure) in ``paths``.
 
@@ -80,6 +88,8 @@ def check_docs(
         reports_dir: the reports folder, whose ``corrections/<id>.json`` replacement sentences are quoted.
         allow_missing: a claim with no result yet is a warning, not an error (for local hooks
             run before the suite has; CI should never set it).
+        strict_changed: the ratchet: on lines changed since ``changed_since``, figures that cite no
+            claim, cite an undecided one or cannot be read are errors; other lines keep warnings.
 
     Raises:
         GitError: ``changed_since`` names no commit, or a doc is outside a git work tree.
@@ -101,10 +111,11 @@ def check_docs(
     paths = list(paths)
     for raw in paths:
         if not Path(raw).exists():
-            report.problems.append(Problem(str(raw), 1, 1, "no such file or folder", "warning"))
+            report.problems.append(Problem(str(raw), 1, 1, "no such file or folder", code="no-path"))
     files = doc_files(paths)
     report.docs = len(files)
     changed = changed_lines(files, changed_since) if changed_since and files else {}
+    marker_cache: dict[int, Any] = {}
     for path in files:
         label = str(path)
         try:
@@ -112,30 +123,55 @@ def check_docs(
         except (OSError, UnicodeDecodeError) as error:
             report.problems.append(Problem(label, 1, 1, f"cannot read: {error}", code="doc-file"))
             continue
-        anchors, problems = find_anchors(doc, label)
-        report.problems.extend(problems)
-        report.anchors += len(anchors)
-        by_sentence: dict[int, list[Anchor]] = {}
-        for anchor in anchors:
-            if anchor.sentence is not None:
-                by_sentence.setdefault(anchor.sentence.start, []).append(anchor)
-        for anchor in anchors:
-            siblings = by_sentence.get(anchor.sentence.start if anchor.sentence else -1, [])
-            wanted = report.fixes.setdefault(str(path), [])
-            for problem in _check_anchor(anchor, doc, index, evidence, reports_dir, siblings, strict, wanted):
-                if allow_missing and problem.code == "missing-result":
-                    problem = dataclasses.replace(problem, severity="warning")
-                report.problems.append(problem)
-        if changed_since:
-            lines = changed.get(path.resolve(), set())
-            report.problems.extend(_unanchored(doc, label, lines, set(by_sentence), strict))
+        lines = changed.get(path.resolve(), set()) if changed_since else set()
+        severity = Severity(strict, strict_changed and changed_since is not None, lines)
+        _check_doc(report, doc, label, index, evidence, reports_dir, strict, allow_missing, severity, marker_cache,
+                   changed_since is not None)
     report.problems.sort(key=lambda p: (p.path, p.line, p.column))
     return report
 
 
+def _check_doc(report: GateReport, doc: MarkdownDoc, label: str, index: Mapping[str, ClaimInfo],
+               evidence: Evidence, reports_dir: str | Path | None, strict: bool, allow_missing: bool,
+               severity: Severity, marker_cache: dict[int, Any], gate_changes: bool) -> None:
+    """One doc: its markers, its anchors, its unreadable figures, the unanchored ones on changed lines."""
+    anchors, problems = find_anchors(doc, label)
+    found: list[Problem] = list(problems)
+    markers = check_markers(doc, label, evidence.store, index, marker_cache)
+    found.extend(markers.problems)
+    marked = frozenset(markers.judged)
+    report.anchors += len(anchors)
+    by_sentence: dict[int, list[Anchor]] = {}
+    for anchor in anchors:
+        if anchor.sentence is not None:
+            by_sentence.setdefault(anchor.sentence.start, []).append(anchor)
+    undecided: set[int] = set()
+    wanted = report.fixes.setdefault(label, [])
+    for anchor in anchors:
+        siblings = by_sentence.get(anchor.sentence.start if anchor.sentence else -1, [])
+        for problem in _check_anchor(anchor, doc, index, evidence, reports_dir, siblings, strict, wanted, marked):
+            if problem.code in UNDECIDED and anchor.sentence is not None:
+                undecided.add(anchor.sentence.start)
+                if severity.ratchet and severity.is_changed(problem.line):
+                    problem = dataclasses.replace(problem, severity="error")  # a changed line cites it
+                elif allow_missing and problem.code == "missing-result":
+                    problem = dataclasses.replace(problem, severity="warning")
+            found.append(problem)
+    found.extend(unreadable(doc, label, severity))
+    if gate_changes:
+        found.extend(unanchored(doc, label, severity, set(by_sentence) | _marked_sentences(doc, marked)))
+    report.coverage.add(doc, by_sentence, undecided, marked, found)
+    report.problems.extend(found)
+
+
+def _marked_sentences(doc: MarkdownDoc, marked: frozenset[int]) -> set[int]:
+    """Sentences holding a figure a measured marker judged: those figures are anchored."""
+    return {s.start for s in doc.sentences if any(s.start <= offset < s.end for offset in marked)}
+
+
 def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInfo], evidence: Evidence,
                   reports_dir: str | Path | None, siblings: Sequence[Anchor], strict: bool = False,
-                  fixes: list[Fix] | None = None) -> list[Problem]:
+                  fixes: list[Fix] | None = None, marked: frozenset[int] = frozenset()) -> list[Problem]:
     where = (anchor.path, anchor.line, anchor.column)
     fixes = [] if fixes is None else fixes
     claim = index.get(anchor.claim_id)
@@ -153,7 +189,7 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
         settled = _in_doc_correction(anchor, doc, claim, computed, machine, evidence, reports_dir, strict, fixes)
         if settled is not None:
             return settled
-        return _check_computed(anchor, doc, claim, computed, evidence, reports_dir, siblings, index)
+        return _check_computed(anchor, doc, claim, computed, evidence, reports_dir, siblings, index, marked)
     gating = evidence.gating_class
     gating_text = gating or "no machine class (the store has no runs)"
     named = machines_named(doc.masked[anchor.sentence.start:anchor.sentence.end])
@@ -165,6 +201,8 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
     settled = _in_doc_correction(anchor, doc, claim, items, gating_text, evidence, reports_dir, strict, fixes)
     if settled is not None:
         return settled
+    if verdict in ("missing", "not-applicable") and evidence.committed is not None:
+        return _not_measurable_here(anchor, claim, gating_text, evidence.committed, named)
     if verdict in FAILING or verdict == "missing":
         code = "missing-result" if verdict == "missing" else "verdict"
         return [Problem(*where, _verdict_message(claim, verdict, items, gating_text, evidence, reports_dir), code=code)]
@@ -181,60 +219,86 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
                 return [Problem(*where, message, code="verdict")]
         items = []  # nothing measured on the gating class to compare the figures with
 
-    problems: list[Problem] = []
-    share = figures_by_anchor(doc, siblings or [anchor]).get(anchor.offset, [])
-    families = families_of_claim(claim, items)
-    for figure in share:
-        if figure.family not in families:
-            continue
-        agreement = agrees(figure, items, claim) if items else None
-        if agreement is True or _co_cited_agrees(figure, anchor, siblings, index, evidence):
-            continue
-        if foreign_names:
-            # Quoted for a machine the sentence names: compare with that machine if it was measured,
-            # otherwise accept it as a cited external figure.
-            disagreeing: str | None = None
-            for machine in other_classes:
-                other_items = evidence.latest(claim.id, machine)
-                other_agreement = agrees(figure, other_items, claim) if other_items else None
-                if other_agreement is True:
-                    disagreeing = None
-                    break
-                if other_agreement is False:
-                    disagreeing = machine
-            if disagreeing is not None:
-                measured = measured_text(figure, evidence.latest(claim.id, disagreeing), claim, disagreeing)
-                problems.append(Problem(anchor.path, figure.line, figure.column,
-                                        f"\"{figure.text}\" disagrees with claim `{claim.id}`: {measured}",
-                                        code="disagrees"))
-            continue
-        if agreement is False:
-            measured = measured_text(figure, items, claim, gating_text)
-            problems.append(Problem(anchor.path, figure.line, figure.column,
-                                    f"\"{figure.text}\" disagrees with claim `{claim.id}`: {measured}; if the figure "
-                                    "is from another machine, name it in the sentence", code="disagrees"))
+    compare_with = items
+    machine = gating_text
+    if foreign_names:
+        # Quoted for a machine the sentence names: compared with that machine where it was measured,
+        # else only with what the claim states (a cited external figure).
+        measured_on = next((c for c in other_classes if evidence.latest(claim.id, c)), None)
+        compare_with = evidence.latest(claim.id, measured_on) if measured_on else []
+        machine = measured_on or ", ".join(foreign_names)
+    problems = _compare_figures(anchor, doc, claim, compare_with, machine, siblings, index, evidence, marked,
+                                hint=not foreign_names)
     return problems + _not_shown_able_to_fail(anchor, claim, items, gating_text)
+
+
+def _compare_figures(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: Sequence[StoredResult],
+                     machine: str, siblings: Sequence[Anchor], index: Mapping[str, ClaimInfo], evidence: Evidence,
+                     marked: frozenset[int], inputs: bool = False, hint: bool = False) -> list[Problem]:
+    """Every figure of the anchor's share, two-sided: with the stated figure and with the measured interval."""
+    problems = []
+    for figure in figures_by_anchor(doc, siblings or [anchor]).get(anchor.offset, []):
+        if figure.start in marked or not comparable(figure, claim):
+            continue  # a figure with its own measured marker is judged by it; context figures are not claims
+        if inputs and _printed_input(figure, items):
+            continue
+        stated = against_stated(figure, doc.masked, claim)
+        measured = against_measured(figure, doc.masked, items, claim)
+        if stated.agrees is not False and measured.agrees is not False:
+            continue
+        if _co_cited_agrees(figure, anchor, siblings, index, evidence, doc):
+            continue
+        advice = (" (if the figure is from another machine, name it in the sentence; if this suite measured it, "
+                  "mark it with <!-- measured: ID on CLASS -->)") if hint and measured.agrees is False else ""
+        problems.append(disagreement(anchor.path, figure, claim.id, stated.text, measured.text, machine,
+                                     _run_of(items), advice))
+    return problems
+
+
+def _not_measurable_here(anchor: Anchor, claim: ClaimInfo, machine: str, committed: Evidence,
+                         named: Sequence[str]) -> list[Problem]:
+    """A claim this runner (a VM) cannot measure, cited with its committed evidence: a warning, never an error.
+
+    The evidence of a machine the sentence names comes first.
+    """
+    classes = sorted(committed.classes(), key=lambda c: not any(class_matches(c, n) for n in named))
+    found = next(((c, items) for c in classes if (items := committed.latest(claim.id, c))), None)
+    if found is None:
+        evidence_text = "no committed evidence either"
+    else:
+        klass, items = found
+        evidence_text = f"committed evidence: {claim_verdict(items)} on {klass} (run {_run_of(items)})"
+    return [Problem(anchor.path, anchor.line, anchor.column,
+                    f"claim `{claim.id}` is not measurable on this runner (VM) ({machine}); {evidence_text}",
+                    severity="warning", code="not-measurable")]
+
+
+def _run_of(items: Sequence[StoredResult]) -> str:
+    return ", ".join(sorted({item.run_id for item in items})) or "none"
+
+
+def disagreement(path: str, figure: Figure, claim_id: str, stated: str, measured: str, machine: str,
+                 run: str, advice: str = "") -> Problem:
+    """The one line a disagreeing figure gets, with the banner to paste for the class gated."""
+    shown = measured or "nothing"
+    message = (f"figure {figure.text} disagrees with {claim_id}: stated {stated or '(no figure)'} / measured "
+               f"{shown} on {machine} (run {run}){advice}")
+    if measured:
+        message += (f"; suggested: > **{date.today().isoformat()} CORRECTION ({machine})** — measured {measured}, "
+                    f"not {figure.text}.")
+    return Problem(path, figure.line, figure.column, message, code="disagrees")
 
 
 def _check_computed(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: Sequence[StoredResult],
                     evidence: Evidence, reports_dir: str | Path | None, siblings: Sequence[Anchor],
-                    index: Mapping[str, ClaimInfo]) -> list[Problem]:
+                    index: Mapping[str, ClaimInfo], marked: frozenset[int] = frozenset()) -> list[Problem]:
     """A claim computed exactly: its verdict and value hold on every machine, so the sentence's machine is moot."""
     where = (anchor.path, anchor.line, anchor.column)
     machine = f"{items[0].machine_class} (computed; the same on every machine)"
     verdict = claim_verdict(items)
     if verdict in FAILING:
         return [Problem(*where, _verdict_message(claim, verdict, items, machine, evidence, reports_dir), code="verdict")]
-    problems = []
-    families = families_of_claim(claim, items)
-    for figure in figures_by_anchor(doc, siblings or [anchor]).get(anchor.offset, []):
-        if figure.family not in families or agrees(figure, items, claim) is not False:
-            continue
-        if _printed_input(figure, items) or _co_cited_agrees(figure, anchor, siblings, index, evidence):
-            continue
-        problems.append(Problem(anchor.path, figure.line, figure.column,
-                                f"\"{figure.text}\" disagrees with claim `{claim.id}`: "
-                                f"{measured_text(figure, items, claim, machine)}", code="disagrees"))
+    problems = _compare_figures(anchor, doc, claim, items, machine, siblings, index, evidence, marked, inputs=True)
     return problems + _not_shown_able_to_fail(anchor, claim, items, machine)
 
 
@@ -250,14 +314,18 @@ def _printed_input(figure: Figure, items: Sequence[StoredResult]) -> bool:
 
 
 def _co_cited_agrees(figure: Figure, anchor: Anchor, siblings: Sequence[Anchor], index: Mapping[str, ClaimInfo],
-                     evidence: Evidence) -> bool:
+                     evidence: Evidence, doc: MarkdownDoc) -> bool:
     """Another claim of the same comment accounts for the figure (``<!-- claim: a, b -->`` with one figure each)."""
     for other in siblings:
         info = index.get(other.claim_id)
         if other.offset != anchor.offset or other.claim_id == anchor.claim_id or info is None:
             continue
+        if not comparable(figure, info):
+            continue
         items = evidence.computed(info.id) or evidence.latest(info.id, evidence.gating_class)
-        if items and figure.family in families_of_claim(info, items) and agrees(figure, items, info) is True:
+        stated = against_stated(figure, doc.masked, info)
+        measured = against_measured(figure, doc.masked, items, info)
+        if stated.agrees is not False and measured.agrees is not False and (stated.agrees or measured.agrees):
             return True
     return False
 
@@ -324,22 +392,3 @@ def _verdict_message(claim: ClaimInfo, verdict: str, items: Sequence[StoredResul
     if suggestion:
         message += f"; suggested: {suggestion}"
     return message
-
-
-def _unanchored(doc: MarkdownDoc, path: str, lines: set[int] | None, anchored: set[int],
-                strict: bool) -> list[Problem]:
-    problems = []
-    severity = "error" if strict else "warning"
-    for sentence in doc.sentences:
-        if sentence.start in anchored:
-            continue
-        for figure in doc.figures_in(sentence.start, sentence.end):
-            if figure.family not in PERFORMANCE_FAMILIES or figure.unit is None:
-                continue
-            if lines is not None and figure.line not in lines:
-                continue
-            problems.append(Problem(path, figure.line, figure.column,
-                                    f"unanchored figure \"{figure.text}\" on a changed line: cite the claim that "
-                                    "checks it with <!-- claim: ID --> (or draft one: claimcheck extract)",
-                                    severity, code="unanchored"))
-    return problems

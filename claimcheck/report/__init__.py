@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 
 from claimcheck.report.corrections import ReportError, clear_old, write_all, write_text
 from claimcheck.report.model import RunReport, gather
+from claimcheck.expectations import Expectations
 from claimcheck.store import Drift, EvidenceStore
 
 if TYPE_CHECKING:
-    from claimcheck.probe import RegisteredProbe
-    from claimcheck.report.plots import Plot
+    from claimcheck.report.plots import Plot, PlotSource
 
 #: The report's folder of forest pictures (one per claims pack).
 FOREST_DIR = "forest"
@@ -61,8 +61,9 @@ def build_reports(
     out_dir: str | Path = "reports",
     *,
     plots: bool = True,
-    probes: Mapping[str, RegisteredProbe] | None = None,
+    probes: Mapping[str, PlotSource] | None = None,
     docs: Iterable[str | Path] | None = None,
+    expectations: Expectations | None = None,
 ) -> ReportResult:
     """Write every report of one run (the latest when ``run_id`` is None).
 
@@ -70,17 +71,21 @@ def build_reports(
     now holds no longer has one. ``plots=False`` skips matplotlib entirely.
 
     Args:
-        probes: the registered probes whose declared plots are drawn; default the registry (loaded from
-            the installed and the working directory's probe modules when nothing is registered yet).
+        probes: probe name -> the plot declaration to draw its items with; default the declarations
+            the run stored (a run recorded before they were kept has no probe plots).
         docs: Markdown files or folders whose claim anchors each claim's section links
             (default :data:`DEFAULT_DOCS`, where they exist).
+        expectations: the lock the items are judged against, so the reports show each item's outcome as
+            the run did (None: the plain rule, a refutation fails).
     """
     if isinstance(store, EvidenceStore):
-        report = gather(store, run_id)
+        report = gather(store, run_id, expectations)
+        declared: Mapping[str, PlotSource] = store.plots(report.run.run_id)
     else:
         opened = EvidenceStore(store, readonly=True)  # ours to open, ours to close; reading never writes
         try:
-            report = gather(opened, run_id)
+            report = gather(opened, run_id, expectations)
+            declared = opened.plots(report.run.run_id)
         finally:
             opened.close()
     from claimcheck.report.anchors import doc_links
@@ -105,8 +110,7 @@ def build_reports(
         if plot_dir.is_dir():
             for old in plot_dir.glob("*.png"):
                 old.unlink()  # the folder is the report's own: a plot this run does not draw must not linger
-        registry = _probes(report.warnings) if probes is None else probes
-        pack, notes = pictures.pack_plots(report.items, plot_dir, registry)
+        pack, notes = pictures.pack_plots(report.items, plot_dir, declared if probes is None else probes)
         report.warnings.extend(notes)
         for plot in pack:
             write_text(plot.path, plot.png)
@@ -175,20 +179,3 @@ def _forests(report: RunReport, out: Path) -> list[Plot]:
         drawn.append(Plot(f"forest-{page.name}", f"Forest plot: {page.title}", caption,
                           out / FOREST_DIR / f"{page.name}.png", png))
     return drawn
-
-
-def _probes(warnings: list[str]) -> Mapping[str, RegisteredProbe]:
-    """The probe registry; in a process that has loaded no probe yet (the CLI), the probe modules are loaded first.
-
-    A process that already holds probes (a suite run, a test session) is reported with those, so
-    building a report never swaps the probe packages another part of the process imported.
-    """
-    from claimcheck.errors import ClaimcheckError
-    from claimcheck.probe import load_probe_modules, registered_probes
-
-    if not registered_probes():
-        try:
-            load_probe_modules(str(Path.cwd()))
-        except ClaimcheckError as error:
-            warnings.append(f"probe plots skipped: {' '.join(str(error).split())}")
-    return registered_probes()

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from claimcheck.numbers import number, with_unit
 from claimcheck.report.text import Result, claimed, decision_of, grid_label, is_computed, item_of, measured, model_name, run_date, statistic, unit
+from claimcheck.verdict import Verdict
 from claimcheck.store import StoredRun
 
 
@@ -52,12 +53,12 @@ def measured_setup(items: Sequence[Result], machine: Mapping[str, Any] | None) -
     return on + (f" with model {' and '.join(models)}" if models else ""), False
 
 
-def banner(*, kind: str, run: StoredRun, items: Sequence[Result], stands: Iterable[str]) -> str:
+def banner(*, verdict: Verdict, run: StoredRun, items: Sequence[Result], stands: Iterable[str]) -> str:
     """The suggested correction sentence for a doc, as a dated block quote.
 
-    ``kind`` is ``"refuted"`` (a correction: the figure is overturned), ``"inconsistent"`` (a
-    correction: the source's own inputs disagree on the figure, each reading named) or
-    ``"inconclusive"`` (a note: the figure could not be confirmed). A measured claim names what
+    ``verdict`` says which sentence: refuted (a correction: the figure is overturned), inconsistent (a
+    correction: the source's own inputs disagree on the figure, each reading named) or inconclusive
+    (a note: the figure could not be confirmed). A measured claim names what
     differs from the source: the model it ran on, the backend and device.
     """
     first = items[0]
@@ -70,11 +71,11 @@ def banner(*, kind: str, run: StoredRun, items: Sequence[Result], stands: Iterab
     date = run_date(run.started)
     measured_list = "; ".join(figures)
     stands_text = " ".join(s if s.endswith(".") else s + "." for s in stands)
-    if kind == "inconsistent" or any(readings_of(item) for item in items):
+    if verdict is Verdict.INCONSISTENT or any(readings_of(item) for item in items):
         claim_part = f" {bound.text}" if bound.text else ""
         said = "; ".join(readings_sentence(item) + (f" at {grid_label(item)}" if grid_label(item) and len(items) > 1
                                                      else "") for item in items)
-        if kind == "inconsistent":
+        if verdict is Verdict.INCONSISTENT:
             text = (f"> **{date} CORRECTION (arithmetic, inconsistent within the source)** — the printed figure"
                     f"{claim_part} {said}; the source prints several inputs for it and does not say which it used, "
                     "on any machine.")
@@ -89,14 +90,14 @@ def banner(*, kind: str, run: StoredRun, items: Sequence[Result], stands: Iterab
             for item in items
         )
         claim_part = f", not {bound.text}" if bound.text else ""
-        verb = "does not follow" if kind == "refuted" else "cannot be checked"
+        verb = "does not follow" if verdict is Verdict.REFUTED else "cannot be checked"
         text = (
             f"> **{date} CORRECTION (arithmetic)** — recomputed from the source's own inputs: {measured_list}"
             f"{claim_part}; the printed figure {verb} from its inputs, on any machine."
         )
         return text + (f" {stands_text}" if stands_text else "")
     setup, model_named = measured_setup(items, run.machine)
-    if kind == "refuted":
+    if verdict is Verdict.REFUTED:
         claim_part = f", not {bound.text}" if bound.text else ""
         differs = (f"the claim does not hold for {setup}, a model other than the source's"
                    if model_named else f"the claim does not hold on {setup}")

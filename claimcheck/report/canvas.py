@@ -10,19 +10,15 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Literal
 
+from claimcheck.outcome import policy
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-#: Verdict -> colour, the same in every picture and in the HTML report.
-COLOURS = {
-    "holds": "#2e7d32",
-    "refuted": "#c62828",
-    "inconclusive": "#ef8f00",
-    "stale": "#6a1b9a",
-    "inconsistent": "#ad1457",
-    "error": "#616161",
-    "not-applicable": "#9e9e9e",
-}
+#: Verdict name -> colour, the same in every picture and in the HTML report (the verdict policy's colours).
+COLOURS = {verdict.value: hex_colour for verdict, hex_colour in policy.COLOURS.items()}
+#: The colour of a cell with no result (the item did not run on that class).
+NOT_RUN_COLOUR = "#9e9e9e"
 
 DPI = 110
 

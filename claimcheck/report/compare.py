@@ -79,7 +79,7 @@ def plot(comparison: Comparison) -> bytes | None:
     """Verdict grid: items down, machine classes across, coloured by verdict."""
     from matplotlib.patches import Rectangle
 
-    from claimcheck.report.canvas import COLOURS, new_figure, png_bytes
+    from claimcheck.report.canvas import COLOURS, NOT_RUN_COLOUR, new_figure, png_bytes
 
     items = sorted(comparison.rows)
     if not items or not comparison.classes:
@@ -89,9 +89,9 @@ def plot(comparison: Comparison) -> bytes | None:
     for x, klass in enumerate(comparison.classes):
         for y, item in enumerate(items):
             result = comparison.rows[item].get(klass)
-            verdict = result.verdict.value if result else "not-applicable"
-            ax.add_patch(Rectangle(
-                (x, y), 0.95, 0.9, color=COLOURS.get(verdict, "#9e9e9e"), alpha=0.55))
+            colour = COLOURS[result.verdict.value] if result else NOT_RUN_COLOUR
+            verdict = result.verdict.value if result else "—"  # no result: the item did not run there
+            ax.add_patch(Rectangle((x, y), 0.95, 0.9, color=colour, alpha=0.55))
             estimate = text.statistic(result) if result else None
             label = verdict if estimate is None else f"{verdict} {estimate:.3g}"
             ax.text(x + 0.47, y + 0.45, label, ha="center", va="center", fontsize=6.5)

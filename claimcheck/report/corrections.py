@@ -22,11 +22,13 @@ from claimcheck.report.claim_paths import display_path
 from claimcheck.report.model import ClaimItems, RunReport
 from claimcheck.schema import ID_PATTERN
 from claimcheck.store import Commit, StoredResult, StoredRun
+from claimcheck.outcome import policy
 from claimcheck.verdict import Verdict
 
 SLUG = re.compile(ID_PATTERN)
 # An arithmetic figure that holds for some of its source's printed inputs and not others is corrected too.
-FOLDERS = {"refuted": "corrections", "inconsistent": "corrections", "inconclusive": "inconclusive"}
+#: The folders report files go to (one per report kind of the verdict policy).
+FOLDERS = tuple(sorted(set(policy.REPORT_FOLDERS.values())))
 
 
 class ReportError(ClaimcheckError):
@@ -64,7 +66,8 @@ def write_text(path: Path, content: str | bytes) -> None:
 
 def link(claim_id: str, verdict: Verdict) -> str | None:
     """Relative link from the index to a claim's correction or note, if it gets one."""
-    folder = FOLDERS.get(verdict.value)
+    kind = policy.report_kind(verdict)
+    folder = policy.REPORT_FOLDERS[kind] if kind is not None else None
     if folder is None or not SLUG.match(str(claim_id)):
         return None
     return f"{folder}/{claim_id}.md"
@@ -144,9 +147,9 @@ def correction(report: RunReport, group: ClaimItems, verdict: Verdict) -> Correc
     claim = report.claims.get(group.claim_id) or group.claim
     stands = tuple(report.stands(group.claim_id, verdict))
     return Correction(
-        kind="correction" if verdict in (Verdict.REFUTED, Verdict.INCONSISTENT) else "inconclusive", claim=claim,
+        kind=policy.REPORT_WORDS[policy.report_kind(verdict) or "note"], claim=claim,
         claimed=text.claimed(group.items[0]).text, run=report.run, items=tuple(group.items), stands=stands,
-        replacement=banner.banner(kind=verdict.value, run=report.run, items=group.items, stands=stands),
+        replacement=banner.banner(verdict=verdict, run=report.run, items=group.items, stands=stands),
     )
 
 
@@ -247,9 +250,10 @@ def write_all(report: RunReport, out_dir: Path) -> tuple[list[Correction], list[
     """Write every correction and inconclusive note; returns them and the files written."""
     written: list[Path] = []
     made: list[Correction] = []
-    for verdict_name, folder_name in FOLDERS.items():
-        folder = out_dir / folder_name
-        verdict = Verdict(verdict_name)
+    for verdict in policy.reported():
+        kind = policy.report_kind(verdict)
+        assert kind is not None
+        folder = out_dir / policy.REPORT_FOLDERS[kind]
         for group in report.with_verdict(verdict):
             try:
                 md_path = report_path(folder, group.claim_id, ".md")
@@ -267,7 +271,7 @@ def write_all(report: RunReport, out_dir: Path) -> tuple[list[Correction], list[
 
 def clear_old(out_dir: Path) -> None:
     """Remove correction files of an earlier build (only files this module names), so none linger."""
-    for folder_name in sorted(set(FOLDERS.values())):
+    for folder_name in FOLDERS:
         folder = out_dir / folder_name
         if not folder.is_dir():
             continue

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from claimcheck.numbers import finite
+from claimcheck.outcome import figure_of
 from claimcheck.report import text
 from claimcheck.report.canvas import COLOURS, new_figure, png_bytes
 from claimcheck.store import StoredResult
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.axes import Axes
 
-RATE_RULES = frozenset({"zero_rate", "rate_at_most", "rate_at_least", "two_proportions"})
-ORDER_RULES = frozenset({"ordering", "monotone"})
 BAND_GREY = "#bdbdbd"
 LONGEST_LABEL = 64
 #: A label or note longer than this goes on two lines (a row is tall enough for two).
@@ -99,16 +98,16 @@ def _divisor(item: StoredResult, panel: Panel) -> float:
     return (_claimed_value(item) or 1.0) if panel.kind == "relative" else 1.0
 
 
-def _rule(item: StoredResult) -> str:
-    decision = item.decision
-    return (decision.rule if decision is not None and decision.rule else item.claim.check.rule) or ""
+def _kind(item: StoredResult) -> str:
+    """The rule's own declaration of what its figure is (value, ratio, rate, order)."""
+    return figure_of(item.result).kind
 
 
 def _is_ratio(item: StoredResult) -> bool:
     decision = item.decision
     label = (decision.estimate_label or "") if decision is not None else ""
     scale = item.claim.check.params.get("scale")
-    ratio = _rule(item) in ("ratio", "level_ratio") or label.startswith("ratio") or scale == "log-ratio"
+    ratio = _kind(item) == "ratio" or label.startswith("ratio") or scale == "log-ratio"
     return ratio and _interval(item)[0] > 0
 
 
@@ -131,9 +130,9 @@ def panels(rows: Sequence[StoredResult]) -> list[Panel]:
             key: tuple[str, str, int | None] = ("ratio", "", None if max(reach) <= 1 else 1)
         elif _claimed_value(item) is not None:
             key = ("relative", "", None)
-        elif _rule(item) in RATE_RULES:
+        elif _kind(item) == "rate":
             key = ("rate", "", None)
-        elif _rule(item) in ORDER_RULES:
+        elif _kind(item) == "order":
             key = ("order", unit, _decade(item))
         else:
             key = ("value", unit, _decade(item))

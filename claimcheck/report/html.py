@@ -27,7 +27,10 @@ from claimcheck.report.index import (
 )
 from claimcheck.report.model import VERDICT_ORDER, RunReport
 from claimcheck.report.plots import Plot
-from claimcheck.verdict import Verdict
+from claimcheck.outcome import policy
+
+#: The anchor of the section listing items outside their scope here.
+NOT_CHECKED_ANCHOR = "not-checked"
 
 
 def image(plot: Plot, alt: str) -> str:
@@ -89,23 +92,25 @@ def _items_table(report: RunReport, made: Sequence[Correction]) -> list[str]:
         "click a heading to sort</span></div>",
         '<div class="scroll"><table id="items-table"><thead><tr>'
         + "".join(f'<th class="sortable" tabindex="0">{e(h)}</th>' for h in (
-            "claim item", "verdict", "figure [interval]", "n", "raw → adjusted", "MDE", "reason"))
+            "claim item", "verdict", "outcome", "figure [interval]", "n", "raw → adjusted", "MDE", "reason"))
         + "<th>report</th></tr></thead><tbody>",
     ]
     written = {(d.kind, d.claim_id) for d in made}
     for item in ordered_items(report):
-        section = {Verdict.REFUTED: "correction", Verdict.INCONSISTENT: "correction",
-                   Verdict.INCONCLUSIVE: "inconclusive"}.get(item.verdict)
+        kind = policy.report_kind(item.verdict)
+        section = policy.REPORT_WORDS[kind] if kind is not None else None
         target = ""
         if section and (section, item.claim_id) in written:
             words = "correction" if section == "correction" else "note"
             target = f'<a href="#{e(_anchor(section, item.claim_id))}">{words}</a>'
         decision = item.decision
         estimate = text.statistic(item)
+        treatment = report.finding(item).treatment
         out.append(
-            f'<tr data-verdict="{e(item.verdict.value)}"><td><a href="#{e(claim_anchor(item.claim_id))}">'
-            f"<code>{e(item.item_id)}</code></a></td>"
+            f'<tr data-verdict="{e(item.verdict.value)}" data-outcome="{e(treatment.category)}">'
+            f'<td><a href="#{e(claim_anchor(item.claim_id))}"><code>{e(item.item_id)}</code></a></td>'
             f'<td data-sort="{rank.get(item.verdict.value, len(rank))}">{badge(item.verdict.value)}</td>'
+            f'<td class="outcome">{e(treatment.word.lower())}</td>'
             f'<td class="fig" data-sort="{e("" if estimate is None else repr(estimate))}">{e(text.figure(item))}</td>'
             f"<td class=\"num\">{e(decision.n if decision is not None else '—')}</td>"
             f"<td>{e(text.verdict_steps(item))}</td>"
@@ -176,10 +181,10 @@ def _controls(report: RunReport) -> list[str]:
 def _rest(report: RunReport, plots: Sequence[Plot]) -> list[str]:
     """Not checked here, claims without items, drift, plots and warnings."""
     out: list[str] = []
-    not_applicable = [i for i in report.items if i.verdict is Verdict.NOT_APPLICABLE]
+    not_applicable = [i for i in report.items if policy.not_checked(i.verdict)]
     if not_applicable:
         out += [
-            '<h2 id="not-applicable">Not checked on this machine</h2>',
+            f'<h2 id="{NOT_CHECKED_ANCHOR}">Not checked on this machine</h2>',
             "<p>These items are outside what this machine can check; their scope says where they apply.</p>",
             '<div class="scroll"><table><tr><th>claim item</th><th>scope</th><th>why not here</th></tr>',
         ]
@@ -221,14 +226,14 @@ def page(report: RunReport, made: Sequence[Correction], forests: Sequence[Plot],
     entries = [("items", "Claim items")]
     entries += [("forest", "Forest plots")] if forests else []
     packs = {"forest": [(p.name, p.title.removeprefix("Forest plot: ")) for p in forests]}
-    entries += [(f"{kind}s", title) for kind, title in (("correction", "Corrections"), ("inconclusive", "Inconclusive"))
-                if any(d.kind == kind for d in made)]
+    sections = ((policy.REPORT_WORDS["correction"], "Corrections"), (policy.REPORT_WORDS["note"], "Inconclusive"))
+    entries += [(f"{kind}s", title) for kind, title in sections if any(d.kind == kind for d in made)]
     entries += [("controls", "Positive controls")] if report.controls else []
     entries += [("not-shown", "Not shown able to fail here")] if report.not_shown_able_to_fail else []
     entries += [("claims", f"Claims ({len(order)}): doc anchors, machines, history"),
                 ("machines", "Across machine classes")]
-    entries += [("not-applicable", "Not checked on this machine")] if any(
-        i.verdict is Verdict.NOT_APPLICABLE for i in report.items) else []
+    entries += [(NOT_CHECKED_ANCHOR, "Not checked on this machine")] if any(
+        policy.not_checked(i.verdict) for i in report.items) else []
     entries += [("no-items", "Claims with no item in this run")] if claims_without_items(report) else []
     entries += [("drift", "Drift")] + ([("plots", "Plots")] if plots else [])
     entries += [("warnings", "Report warnings")] if report.warnings else []
@@ -236,7 +241,7 @@ def page(report: RunReport, made: Sequence[Correction], forests: Sequence[Plot],
     out = _head(report) + _toc(entries, packs) + _items_table(report, made)
     out += _forests(forests) if forests else []
     out += _corrections(made, "correction", "Corrections", "")
-    out += _corrections(made, "inconclusive", "Inconclusive", "note")
+    out += _corrections(made, policy.REPORT_WORDS["note"], "Inconclusive", "note")
     out += _controls(report)
     out += ['<h2 id="claims">Claims</h2>',
             "<p>Each claim with the doc sentences citing it, its latest result on every machine class and every "

@@ -10,7 +10,7 @@ from claimcheck.report.corrections import Correction, item_json, link, text_md
 from claimcheck.report.model import VERDICT_ORDER, RunReport
 from claimcheck.report.plots import Plot
 from claimcheck.store import StoredResult
-from claimcheck.verdict import Verdict
+from claimcheck.outcome import policy
 
 
 #: What every forest picture shows, said once above them.
@@ -52,7 +52,7 @@ def control_lines(report: RunReport, md: Any) -> list[str]:
     """The positive controls and the holding items not shown able to fail here (markdown)."""
     lines: list[str] = []
     if report.controls:
-        refuted = sum(1 for c in report.controls if c.verdict is Verdict.REFUTED)
+        refuted = sum(1 for c in report.controls if policy.control_refuted(c.verdict))
         lines += ["## Positive controls", "",
                   f"{refuted} of {len(report.controls)} control(s) refuted, as they must be: each runs its claim's "
                   "check under parameters where the claim is false.", "",
@@ -92,7 +92,7 @@ def markdown(report: RunReport, made: Sequence[Correction], forests: Sequence[Pl
     lines += [f"| **total** | {len(report.items)} |", ""]
     lines += control_lines(report, md)
     corrections = [d for d in made if d.kind == "correction"]
-    notes = [d for d in made if d.kind == "inconclusive"]
+    notes = [d for d in made if d.kind == policy.REPORT_WORDS["note"]]
     if corrections:
         lines += ["## Corrections", ""]
         for data in corrections:
@@ -125,12 +125,12 @@ def markdown(report: RunReport, made: Sequence[Correction], forests: Sequence[Pl
             md(text.verdict_steps(item)),
             md(text.number(decision.mde if decision is not None else None)),
             md(item.reason),
-            f"[{'correction' if item.verdict in (Verdict.REFUTED, Verdict.INCONSISTENT) else 'note'}]({target})"
+            f"[{policy.report_kind(item.verdict) or 'note'}]({target})"
             if target else "",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
-    not_applicable = [i for i in report.items if i.verdict is Verdict.NOT_APPLICABLE]
+    not_applicable = [i for i in report.items if policy.not_checked(i.verdict)]
     if not_applicable:
         lines += [
             "## Not checked on this machine",

@@ -6,9 +6,13 @@ render this one object, so they cannot disagree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from claimcheck.claim import Claim
+from claimcheck.expectations import Expectations
+from claimcheck.outcome import Finding, Flags, find, find_all
 from claimcheck.report import banner, text
 from claimcheck.report.anchors import DocLink
 from claimcheck.store import VERDICTS, Drift, EvidenceStore, StoredResult, StoredRun
@@ -39,6 +43,12 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     history: dict[str, list[StoredResult]] = field(default_factory=dict)
     links: dict[str, list[DocLink]] = field(default_factory=dict)
+    findings: dict[str, Finding] = field(default_factory=dict)
+
+    def finding(self, item: StoredResult) -> Finding:
+        """The item's finding: its final verdict against the lock and the run's flags (plain without a lock)."""
+        found = self.findings.get(item.item_id)
+        return found if found is not None else find(item.result, None, run_flags(self.run.options))
 
     @property
     def classes(self) -> list[str]:
@@ -143,8 +153,17 @@ def _elsewhere(store: EvidenceStore, run: StoredRun, claim_ids: set[str]) -> dic
     return found
 
 
-def gather(store: EvidenceStore, run_id: str | None = None) -> RunReport:
-    """Collect a run (the latest when ``run_id`` is None) and everything shown beside it."""
+def run_flags(options: Mapping[str, Any]) -> Flags:
+    """The verdict policy's flags as the run was started with them (its stored options)."""
+    return Flags(strict=bool(options.get("strict")), cascade_fails=options.get("cascade") == "fail")
+
+
+def gather(store: EvidenceStore, run_id: str | None = None, expectations: Expectations | None = None) -> RunReport:
+    """Collect a run (the latest when ``run_id`` is None) and everything shown beside it.
+
+    Args:
+        expectations: the lock the run's items are judged against (None: the plain rule).
+    """
     run = store.resolve_run(run_id)
     items = store.results(run.run_id)
     claims = store.claims(run.run_id)
@@ -152,9 +171,12 @@ def gather(store: EvidenceStore, run_id: str | None = None) -> RunReport:
         claims.setdefault(item.claim_id, item.claim)
     previous = store.previous_run(run.run_id)
     troubled = {i.claim_id for i in items if i.verdict in (Verdict.REFUTED, Verdict.INCONCLUSIVE)}
+    flags = run_flags(run.options)
     return RunReport(
         run=run,
         items=items,
+        findings={item.item_id: found for item, found in zip(items, find_all([i.result for i in items], expectations,
+                                                                              flags))},
         claims=claims,
         drift=store.drift(run.run_id),
         previous_run_id=previous.run_id if previous else None,

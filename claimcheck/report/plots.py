@@ -2,7 +2,8 @@
 
 A probe states its picture when it registers (:class:`claimcheck.probe_plot.PackPlot`): the kind
 of plot and the outputs or artifact it is drawn from. Units come from the probe's declared
-outputs. Nothing here inspects an artifact to guess what it holds: an item whose declared data is
+outputs. The run stores each declaration with its evidence (:class:`claimcheck.store.StoredPlot`),
+and reports draw from that, so nothing here imports the probes. Nothing here inspects an artifact to guess what it holds: an item whose declared data is
 missing or of another shape is left out, and a plot with nothing left is not drawn.
 
 matplotlib is imported inside each function and only its object-oriented ``Figure`` API is used
@@ -14,9 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, TypeGuard
+from typing import Any, Callable, Mapping, Protocol, Sequence, TypeGuard
 
-from claimcheck.probe import Output, RegisteredProbe
 from claimcheck.probe_plot import PackPlot
 from claimcheck.report import text
 from claimcheck.report.canvas import new_figure, png_bytes
@@ -31,6 +31,23 @@ PALETTE = ("#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#5
 CASCADE = ("cascade", "Dependency cascade",
            "Claims whose premises did not hold are stale: each box is a claim with its verdict; arrows run from "
            "a premise to the claims that rest on it.")
+
+
+class Unit(Protocol):
+    """What a plot reads of a probe output: its unit."""
+
+    @property
+    def unit(self) -> str: ...
+
+
+class PlotSource(Protocol):
+    """A probe's plot declaration and its outputs' units: a stored one, or a registered probe."""
+
+    @property
+    def plot(self) -> PackPlot | None: ...
+
+    @property
+    def outputs(self) -> Mapping[str, Unit]: ...
 
 
 @dataclass(frozen=True)
@@ -83,7 +100,7 @@ def _plain_ticks(ax: Any, axis: str = "x") -> None:
     target.set_minor_formatter(NullFormatter())
 
 
-def _units(outputs: Mapping[str, Output], names: Sequence[str]) -> str:
+def _units(outputs: Mapping[str, Unit], names: Sequence[str]) -> str:
     return ", ".join(dict.fromkeys(outputs[n].unit for n in names if n in outputs and outputs[n].unit)) or "no unit"
 
 
@@ -116,7 +133,7 @@ def _sweep_points(spec: PackPlot, item: StoredResult) -> dict[str, list[tuple[fl
     return found
 
 
-def sweep(spec: PackPlot, outputs: Mapping[str, Output], items: Sequence[StoredResult]) -> bytes | None:
+def sweep(spec: PackPlot, outputs: Mapping[str, Unit], items: Sequence[StoredResult]) -> bytes | None:
     """Each declared output's mean and 95% interval against the swept param, one colour per claim."""
     series: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
     for item in items:
@@ -156,7 +173,7 @@ def sweep(spec: PackPlot, outputs: Mapping[str, Output], items: Sequence[StoredR
 # --------------------------------------------------------------------------- arms
 
 
-def arms(spec: PackPlot, outputs: Mapping[str, Output], items: Sequence[StoredResult]) -> bytes | None:
+def arms(spec: PackPlot, outputs: Mapping[str, Unit], items: Sequence[StoredResult]) -> bytes | None:
     """Per item, each declared arm's mean and 95% interval side by side, one colour per arm."""
     rows: list[tuple[str, dict[str, tuple[float, float, float]]]] = []
     for item in items:
@@ -293,7 +310,7 @@ def rate_panels(spec: PackPlot, items: Sequence[StoredResult], width: int = 80) 
     return [RatePanel(_panel_title(members, differing, width), table, tuple(members)) for table, members in groups]
 
 
-def rates(spec: PackPlot, outputs: Mapping[str, Output], items: Sequence[StoredResult]) -> bytes | None:
+def rates(spec: PackPlot, outputs: Mapping[str, Unit], items: Sequence[StoredResult]) -> bytes | None:
     """Per artifact row, each event's ``k/n`` with its exact interval; one panel per distinct table."""
     tables = _tables(spec, items)
     if not tables:
@@ -334,13 +351,13 @@ def rates(spec: PackPlot, outputs: Mapping[str, Output], items: Sequence[StoredR
     return png_bytes(fig)
 
 
-DRAWERS: dict[str, Callable[[PackPlot, Mapping[str, Output], Sequence[StoredResult]], bytes | None]] = {
+DRAWERS: dict[str, Callable[[PackPlot, Mapping[str, Unit], Sequence[StoredResult]], bytes | None]] = {
     "sweep": sweep, "arms": arms, "rates": rates,
 }
 
 
 def pack_plots(items: Sequence[StoredResult], folder: Path,
-               probes: Mapping[str, RegisteredProbe]) -> tuple[list[Plot], list[str]]:
+               probes: Mapping[str, PlotSource]) -> tuple[list[Plot], list[str]]:
     """Every declared plot the run has items for, then the cascade; a plot that fails is skipped with a note."""
     plots, notes = [], []
     for name in sorted({item.claim.probe.name for item in items}):

@@ -6,8 +6,9 @@ comment right after it (invisible when rendered)::
     On the H200 the ratio was 0.78 <!-- measured: decode-prebuilt-equals-baseline-synthetic on cuda -->.
     It streamed 0.76–0.92 TB/s <!-- measured: qmv-large-bw-portable output gbps in GB/s on cuda -->.
 
-``measured: ITEMS [output NAME in UNIT] on CLASS [run RUN]``: ``ITEMS`` are item or claim ids
-(a claim id stands for all its items), comma-separated; ``CLASS`` is a machine class or its
+``measured: ITEMS [output NAME] [@LEVEL] [in UNIT] on CLASS [run RUN]``: ``ITEMS`` are item or
+claim ids (a claim id stands for all its items), comma-separated; ``@LEVEL`` is the level of a
+swept output (``output gbps@size_mib=1``) or, without ``output``, the grid point of the items; ``CLASS`` is a machine class or its
 first parts (``cuda``, ``cpu/AMD EPYC``), or several joined by commas (``cpu,cuda``); ``RUN`` a
 run id or prefix (default: the latest finished run of that class holding the items). Every
 figure in a unit those values convert to, between the start of the sentence (or the previous
@@ -30,8 +31,8 @@ from claimcheck.numbers import finite, with_unit
 from claimcheck.store import EvidenceStore, StoredResult, StoredRun
 
 MARKER_RE = re.compile(
-    r"^measured\s*:\s*(?P<items>.+?)(?:\s+output\s+(?P<output>\S+)\s+in\s+(?P<unit>\S+))?"
-    r"\s+on\s+(?P<klass>\S+)(?:\s+run\s+(?P<run>\S+))?\s*$", re.S | re.I)
+    r"^measured\s*:\s*(?P<items>.+?)(?:\s+output\s+(?P<output>[^\s@]+))?(?:\s*@(?P<level>\S+))?"
+    r"(?:\s+in\s+(?P<unit>\S+))?\s+on\s+(?P<klass>\S+)(?:\s+run\s+(?P<run>\S+))?\s*$", re.S | re.I)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Marker:
     run: str | None = None
     output: str | None = None
     unit: str | None = None
+    level: str | None = None  # without ``output``: the grid point of the items (``size_mib=64``)
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,13 @@ def parse_marker(comment: Comment, path: str, line: int) -> Marker | Problem | N
     found = MARKER_RE.match(body)
     if found is None:
         return Problem(path, line, f"malformed marker `<!-- {body} -->`; expected "
-                                   "`measured: ITEMS [output NAME in UNIT] on CLASS [run RUN]`")
+                                   "`measured: ITEMS [output NAME] [@LEVEL] [in UNIT] on CLASS [run RUN]`")
     items = tuple(part.strip() for part in found["items"].split(",") if part.strip())
-    return Marker(path, line, items, found["klass"], found["run"], found["output"], found["unit"])
+    output, level = found["output"], found["level"]
+    if output and level:
+        output = f"{output}@{level}"  # a swept output's samples are kept per level: "gbps@size_mib=1"
+    return Marker(path, line, items, found["klass"], found["run"], output, found["unit"],
+                  None if found["output"] else level)
 
 
 class Evidence:
@@ -125,7 +131,7 @@ class Evidence:
         if marker.run:
             runs = [run for run in runs if run.run_id.startswith(marker.run)]
         for run in runs:
-            chosen = [result for result in self.results(run.run_id) if _names(result, marker.items)]
+            chosen = [result for result in self.results(run.run_id) if _names(result, marker.items, marker.level)]
             if chosen:
                 return run, chosen
         where = f"run {marker.run} of " if marker.run else ""
@@ -136,7 +142,9 @@ def _class_matches(machine_class: str, wanted: str) -> bool:
     return machine_class == wanted or machine_class.lower().startswith(wanted.lower().rstrip("/") + "/")
 
 
-def _names(result: StoredResult, items: Iterable[str]) -> bool:
+def _names(result: StoredResult, items: Iterable[str], level: str | None = None) -> bool:
+    if level is not None and f"{level}" not in result.item_id.partition("[")[2]:
+        return False
     return any(result.item_id == item or result.claim_id == item for item in items)
 
 
@@ -168,7 +176,7 @@ def recorded_values(results: Sequence[StoredResult], marker: Marker) -> list[Rec
     return found
 
 
-def _comparable(figure: Figure, values: Sequence[Recorded]) -> bool:
+def comparable(figure: Figure, values: Sequence[Recorded]) -> bool:
     """Whether a figure is in a unit some recorded value converts to (``at 1 MiB`` beside a bandwidth is context).
 
     Counts (``in 924 samples``, ``75 of 75``) are sample sizes, not the figure quoted.
@@ -204,7 +212,7 @@ def agrees(figure: Figure, values: Sequence[Recorded]) -> bool:
                for r in values for low, high in r.intervals)
 
 
-def _figures_before(doc: MarkdownDoc, comment: Comment) -> list[Figure]:
+def figures_before(doc: MarkdownDoc, comment: Comment) -> list[Figure]:
     """The figures between the start of the marker's sentence (or the comment before it in the sentence) and it."""
     sentence = doc.sentence_at(comment.start)
     if sentence is None:
@@ -245,7 +253,7 @@ def check_text(text: str, path: str, evidence: Evidence) -> QuotedReport:
         run_id = " and ".join(run.run_id for run in runs)
         commits = "; ".join(run.commits_text() for run in runs)
         values = recorded_values(results, marker)
-        figures = [figure for figure in _figures_before(doc, comment) if _comparable(figure, values)]
+        figures = [figure for figure in figures_before(doc, comment) if comparable(figure, values)]
         if not figures:
             report.problems.append(Problem(path, line, "marker follows no figure in the unit of what it names"))
         for figure in figures:

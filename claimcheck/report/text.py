@@ -14,6 +14,7 @@ from typing import Any, Mapping, Union
 from claimcheck.claim import Scope, Source
 from claimcheck.numbers import NON_NEGATIVE_UNITS, level, number, parts, with_unit, within_range
 from claimcheck.numbers import finite as _finite
+from claimcheck.outcome import figure_of
 from claimcheck.result import ItemResult, verdict_path
 from claimcheck.stats import Decision
 from claimcheck.store import StoredResult
@@ -80,17 +81,13 @@ def has_interval(result: Result) -> bool:
     return all(_finite_of(result, k) is not None for k in ("statistic", "low", "high"))
 
 
-#: Rules whose interval has one side only: the other end is the edge of the quantity's range, not a bound.
-UPPER_BOUND_RULES = frozenset({"zero_rate"})
-
-
 def bound_side(result: Result) -> str | None:
     """``"upper"`` or ``"lower"`` when the item's interval is a one-sided bound; ``None`` for a two-sided one."""
     decision = decision_of(result)
     if decision is None or statistic(result) is None or is_computed(result):
         return None
     low, high = decision.low, decision.high
-    if decision.rule in UPPER_BOUND_RULES or (not _finite(low) and _finite(high)):
+    if figure_of(item_of(result)).sides == "upper" or (not _finite(low) and _finite(high)):
         return "upper"
     if _finite(low) and not _finite(high):
         return "lower"
@@ -107,7 +104,7 @@ def non_negative(result: Result) -> bool:
     label = (item.decision.estimate_label if item.decision is not None else "").lower()
     if "difference" in label or "slope" in label or "log" in label:
         return False
-    if unit(result) in NON_NEGATIVE_UNITS or label.startswith(("rate", "ratio", "share", "fraction")):
+    if figure_of(item).non_negative or unit(result) in NON_NEGATIVE_UNITS or label.startswith(("rate", "ratio", "share", "fraction")):
         return True
     output = item.claim.check.output
     values = item.samples.get(output, ()) if output else ()

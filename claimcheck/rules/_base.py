@@ -17,6 +17,7 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from claimcheck.claim import Check, ParamValue
+from claimcheck.rules.figure import VALUE, Figure
 from claimcheck.stats import Boundary, Decision
 from claimcheck.verdict import Verdict
 
@@ -120,6 +121,7 @@ class Rule(abc.ABC):
     min_groups: ClassVar[int] = 1
     max_groups: ClassVar[int | None] = 1
     spends_alpha: ClassVar[bool] = True
+    figure: ClassVar[Figure] = VALUE
 
     # -- fields ---------------------------------------------------------------------------
     def param(self, name: str) -> Param | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from claimcheck.claim import Check
+from claimcheck.rules.figure import RATIO
 from claimcheck.numbers import number, with_unit
 from claimcheck.stats import Boundary, Decision, decide_bound, decide_ratio
 
@@ -45,6 +46,7 @@ class LevelRatio(Rule):
     """``statistic(level) / statistic(versus)`` (or ``level - versus``) of one output over one sweep."""
 
     name = "level_ratio"
+    figure = RATIO
     summary = ("output at `over` = `level` against output at `over` = `versus` (ratio, or paired difference) "
                "is `bound` (at_least/at_most) `threshold`")
     params = (

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from claimcheck.claim import Check
+from claimcheck.rules.figure import Figure
 from claimcheck.numbers import number
 from claimcheck.stats import Counts, Decision, decide_two_proportions
 
@@ -24,6 +25,7 @@ class TwoProportions(Rule):
     """Rate of ``output`` against rate of ``reference``: ``a - b`` or ``a / b`` against a bound."""
 
     name = "two_proportions"
+    figure = Figure("rate")  # a difference of rates can be negative
     summary = ("the difference (or ratio) of the event rates of output and reference is `bound` "
                "(at_least/at_most/equivalent) `threshold`")
     params = (

@@ -1,8 +1,9 @@
-"""``rate_at_most`` / ``zero_rate``: how often a 0/1 event happens, with exact binomial bounds."""
+"""``rate_at_most`` / ``zero_rate``: how often an event (a 1, or a non-zero count) happens, exact binomial bounds."""
 
 from __future__ import annotations
 
 from claimcheck.claim import Check
+from claimcheck.rules.figure import RATE, Figure
 from claimcheck.numbers import number
 from claimcheck.stats import Decision, count_events, decide_rate_at_most, decide_zero_rate
 
@@ -22,7 +23,8 @@ class RateAtMost(_Rate):
     """The event rate is at most the threshold."""
 
     name = "rate_at_most"
-    summary = "the rate of 1s among 0/1 samples is at most `threshold`"
+    figure = RATE
+    summary = "the rate of events (1s among 0/1 samples, or non-zero counts) is at most `threshold`"
     params = (_THRESHOLD,)
 
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
@@ -47,7 +49,8 @@ class ZeroRate(_Rate):
     """The event never happens, shown to a rate below the threshold."""
 
     name = "zero_rate"
-    summary = "the event (1) never happens, shown to a rate below `threshold`"
+    figure = Figure("rate", sides="upper", non_negative=True)
+    summary = "the event (a 1, or a non-zero count) never happens, shown to a rate below `threshold`"
     params = (_THRESHOLD,)
     spends_alpha = False  # 0 events in n implies 0 in fewer: looking again cannot add a false hold
 

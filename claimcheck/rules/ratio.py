@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from claimcheck.claim import Check
+from claimcheck.rules.figure import RATIO
 from claimcheck.numbers import number, with_unit
 from claimcheck.stats import Boundary, Decision, decide_ratio
 
@@ -18,6 +19,7 @@ class Ratio(Rule):
     """Two outputs (or arms) in a bounded ratio."""
 
     name = "ratio"
+    figure = RATIO
     summary = "output / reference is `bound` (at_least/at_most) `threshold`"
     params = (
         Param("threshold", "number", "the bound on the ratio", domain=positive),
@@ -64,7 +66,10 @@ class Ratio(Rule):
     def expectation(self, check: Check) -> str:
         stat = statistic_word(check)
         sign = ">=" if self._lower(check) else "<="
-        return f"{stat}{check.output} / {stat}{check.reference} {sign} {number(check.number('threshold'))}"
+        threshold = number(check.number("threshold"))
+        if check.params.get("paired") and statistic(check) == "median":  # what decide_ratio tests
+            return f"median of per-round {check.output} / {check.reference} {sign} {threshold}"
+        return f"{stat}{check.output} / {stat}{check.reference} {sign} {threshold}"
 
     def claimed(self, check: Check) -> Claimed:
         threshold = check.number("threshold")

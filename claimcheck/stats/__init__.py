@@ -24,12 +24,13 @@ from ._dispersion import decide_dispersion, spread
 from ._equivalent import decide_equivalent
 from ._exact import decide_exact
 from ._family import FamilyAdjustment, adjust_family, adjust_pvalues, family_adjustment
-from ._family import FamilyMember, FamilyVerdict, family_alpha, two_sided_family
+from ._family import FamilyMember, FamilyVerdict, family_alpha, samples_to_survive, two_sided_family
 from ._noise import noise_gate, quantity_gate
 from ._power import mde, required_n, zero_rate_n
 from ._proportions import Counts, decide_two_proportions
 from ._rates import count_events, decide_rate_at_most, decide_zero_rate
 from ._ratio import decide_ratio
+from ._relation import decide_relation, relation_value
 from ._sequential import Boundary, Gate, SequentialPlan, run_sequential, sequential_pvalue
 from ._steps import decide_monotone, decide_ordering
 
@@ -55,6 +56,8 @@ __all__ = [
     "decide_ordering",
     "decide_rate_at_most",
     "decide_ratio",
+    "decide_relation",
+    "relation_value",
     "decide_two_proportions",
     "decide_zero_rate",
     "family_adjustment",
@@ -64,6 +67,7 @@ __all__ = [
     "quantity_gate",
     "required_n",
     "run_sequential",
+    "samples_to_survive",
     "sequential_pvalue",
     "spread",
     "two_sided_family",

@@ -4,9 +4,9 @@ Each side of the reported interval is a one-sided ``1 - alpha`` bound, so togeth
 ``1 - 2 alpha`` interval: HOLDS when it lies on the claimed side of the threshold (false-holds
 rate <= alpha), REFUTED when it lies on the other side (false-refutation rate <= alpha).
 Means use the t interval; medians the exact order-statistic interval (sign test), which needs
-no distributional assumption and suits skewed timing samples (:mod:`._robust`). Identical
-samples from a repeated probe estimate no noise: a mean is then undecided (the sign test of a
-median still applies, ties counting against the claim).
+no distributional assumption and suits skewed timing samples (:mod:`._robust`). Samples all
+equal within rounding estimate no noise; they are read as a constant and decided exactly
+(:mod:`._constant`), and the reason says so.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from claimcheck.numbers import level as level_text
 from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, identical_samples, too_few, verdict_from
+from ._constant import constant_value, decide_constant
+from ._decision import Decision, identical_samples, spendable, too_few, verdict_from
 from ._estimate import Location, TEstimate, one_sample
 from ._power import mde
 from ._robust import SignEstimate
@@ -46,14 +47,21 @@ def decide_bound(
     n = len(x)
     if n < 2:
         return too_few(rule, n, alpha)
+    at_least = rule == "at_least"
+    constant = constant_value(x)
+    if constant is not None:
+        holds = constant >= threshold if at_least else constant <= threshold
+        sign = (">=" if at_least else "<=") if holds else ("<" if at_least else ">")
+        shown = f"{fmt(constant)}{' ' + unit if unit else ''} {sign} {fmt(threshold)}"
+        return decide_constant(rule, groups, alpha, value=constant, holds=holds, comparison=shown, label=statistic,
+                               statistic=statistic)
     est: Location = SignEstimate(x) if statistic == "median" else one_sample(x)
     if isinstance(est, TEstimate) and est.se == 0:
         return identical_samples(rule, n, alpha, est.estimate, statistic)
     value, (low, high) = est.estimate, est.bounds(alpha)
     p_above, p_below = est.p_greater(threshold), est.p_less(threshold)
-    resolution: float | None = mde(est.se, est.df, alpha=alpha) if math.isfinite(est.se) else None
+    resolution = mde(est.se, est.df, alpha=alpha) if math.isfinite(est.se) and spendable(alpha) else None
     interval_at: Callable[[float], tuple[float, float]] = est.interval
-    at_least = rule == "at_least"
     p_holds, p_refuted = (p_above, p_below) if at_least else (p_below, p_above)
     verdict = verdict_from(p_holds, p_refuted, alpha)
     claimed, other = ("above", "below") if at_least else ("below", "above")

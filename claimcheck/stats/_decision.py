@@ -125,6 +125,14 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+LEVEL_FLOOR = 1e-12  # the level of a look that may spend nothing: it reports an interval, decides nothing
+
+
+def spendable(alpha: float) -> bool:
+    """Whether a look at ``alpha`` may spend anything; at the floor no power or resolution is computed."""
+    return alpha > LEVEL_FLOOR
+
+
 def check_alpha(alpha: float) -> float:
     """Error rates above 1/2 would let HOLDS and REFUTED both pass."""
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.number)) or not 0 < alpha < 0.5:

@@ -24,7 +24,8 @@ from claimcheck.numbers import level as level_text
 from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, identical_samples, too_few, verdict_from
+from ._constant import constant_values, decide_constant
+from ._decision import Decision, identical_samples, spendable, too_few, verdict_from
 from ._estimate import Location, one_sample, welch
 from ._power import mde, required_n
 from ._robust import ShiftEstimate, SignEstimate
@@ -63,6 +64,9 @@ def decide_equivalent(
                 bad = float(x[x <= 0][0])
                 raise ValueError(f"`scale: log-ratio` needs positive samples; group {label!r} has {bad!r}")
         a, b = np.log(a), np.log(b)
+    constants = constant_values(groups)
+    if constants is not None and min(len(a), len(b)) >= 2:
+        return _constant_pair(rule, groups, alpha, constants, margin, log, unit, statistic, paired)
     if min(len(a), len(b)) < 2:
         return too_few(rule, n, alpha, what="pairs" if paired else "samples per arm")
     robust = statistic == "median"
@@ -76,7 +80,7 @@ def decide_equivalent(
     band = math.log1p(margin) if log else margin
     p_holds, p_refuted = est.p_inside(band), est.p_outside(band)
     verdict = verdict_from(p_holds, p_refuted, alpha)
-    resolution = mde(est.se, est.df, alpha=alpha)
+    resolution = mde(est.se, est.df, alpha=alpha) if spendable(alpha) else None
     show = math.exp if log else float
     value, low, high = show(est.estimate), *map(show, est.bounds(alpha))
     level = 1 - 2 * alpha
@@ -88,18 +92,36 @@ def decide_equivalent(
     reason = f"{what} {fmt(value)}, {level_text(level)} CI [{fmt(low)}, {fmt(high)}] {_WHERE[verdict]} {edges}"
     details = {"margin": margin, "scale": scale, "paired": paired, "statistic": statistic, "p_holds": p_holds}
     sd, arms = (est.se * math.sqrt(len(a)), 1) if paired else (_pooled_sd(a, b), 2)
-    if verdict is Verdict.INCONCLUSIVE and band < resolution and math.isfinite(sd) and sd < 1e4 * band:
+    if (verdict is Verdict.INCONCLUSIVE and resolution is not None and band < resolution
+            and math.isfinite(sd) and sd < 1e4 * band):
         needed = required_n(band, sd, alpha=alpha, arms=arms)
         unit_n = "pairs" if paired else "per arm"
         reason += (f" (the margin is finer than this run's 80%-power resolution at n = {len(a)}; "
                    f"about {needed} {unit_n} would resolve it)")
         details["required_n"] = needed
+    if log and resolution is not None:
+        resolution = math.expm1(resolution) if resolution < 700 else math.inf  # a ratio beyond any float
     return Decision(
         rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
-        reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=math.expm1(resolution) if log else resolution,
+        reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=resolution,
         estimate_label=what, details=details,
         _interval_at=lambda lv: (show(est.interval(lv)[0]), show(est.interval(lv)[1])),
     )
+
+
+def _constant_pair(rule: str, groups: list[tuple[str, np.ndarray]], alpha: float, constants: list[float],
+                   margin: float, log: bool, unit: str | None, statistic: str, paired: bool) -> Decision:
+    """Both arms constant: their difference (or ratio) is decided exactly against the band."""
+    (ca, cb) = constants
+    if log:
+        value, holds = ca / cb, abs(math.log(ca / cb)) <= math.log1p(margin)
+        band, label = f"[{fmt(1 / (1 + margin))}, {fmt(1 + margin)}]", f"ratio of {statistic}s"
+    else:
+        value, holds = ca - cb, abs(ca - cb) <= margin
+        band, label = f"+-{fmt(margin)}{' ' + unit if unit else ''}", f"{statistic} difference"
+    comparison = f"{fmt(value)} {'lies within' if holds else 'lies outside'} {band}"
+    return decide_constant(rule, groups, alpha, value=value, holds=holds, comparison=comparison, label=label,
+                           statistic=statistic, paired=paired)
 
 
 def _pooled_sd(a: np.ndarray, b: np.ndarray) -> float:

@@ -10,8 +10,11 @@ Two families are tested, each over the same members with the same weights:
 
 A member that did not produce a decision (not run, errored, out of budget) counts with p = 1,
 so the family's size is fixed by the suite, not by what ran. Members with different alphas get
-weights ``alpha_i / family_alpha`` (weighted Holm, Holm 1979): a claim at 0.01 gets a fifth of
-the share of a claim at 0.05, and alone it is tested at its own alpha. Holm holds for any
+weights ``alpha_i / family_alpha`` (weighted Holm, Holm 1979), and the family's level is the mean
+of its members' alphas: the first step then tests member i at ``alpha_i / m``, its own alpha
+shared among the m members, whatever the others' alphas, so a lax member cannot loosen the
+others (with the largest alpha as the level, one member at 0.25 among 40 at 0.05 tested each of
+them at 0.0056 instead of 0.0012). The guarantee is P(any false verdict) <= the mean alpha, each way. Holm holds for any
 dependence between claims. Benjamini–Hochberg (``"bh"``) controls the expected share of wrong
 decisions instead (for independent or positively dependent p-values), on ``p / weight``.
 Deterministic decisions (``exact``, an observed event for ``zero_rate``) carry p = 0 and
@@ -138,8 +141,25 @@ class FamilyVerdict(NamedTuple):
 
 
 def family_alpha(alphas: Sequence[float]) -> float:
-    """The family's level when none is given: the largest alpha in it (each weight is then <= 1)."""
-    return max(alphas, default=0.05)
+    """The family's level when none is given: the mean of its members' alphas (see the module docstring)."""
+    return float(np.mean(alphas)) if len(alphas) else 0.05
+
+
+def samples_to_survive(n: int, pvalue: float, adjusted: float, level: float) -> int | None:
+    """About how many samples would let a decision that did not survive the family survive it.
+
+    The member survives when its own p-value reaches ``pvalue * level / adjusted`` (the family's
+    multiplier is fixed by the others). At the effect it measured, its z statistic grows with
+    ``sqrt(n)``, so it needs ``n * (z_needed / z_now)**2``: an estimate at the measured effect,
+    the n a user can plan the budget with. None when the measured p-value shows no effect.
+    """
+    if not (0 < pvalue < 0.5 and adjusted > level > 0 and n >= 1):
+        return None
+    from scipy import special
+
+    needed = pvalue * level / adjusted
+    z_now, z_needed = float(special.ndtri(1 - pvalue)), float(special.ndtri(1 - needed))
+    return max(n + 1, math.ceil(n * (z_needed / z_now) ** 2))
 
 
 def two_sided_family(members: Sequence[FamilyMember], method: Method = "holm",

@@ -10,6 +10,9 @@ tests check the equality) at a hundredth of the cost, which the simulations need
 no amount of sampling turns an observed event into "never"). With none observed it HOLDS only
 when n is large enough for the upper ``1 - alpha`` bound, ``1 - alpha**(1/n)``, to reach the
 threshold (0 of 924 -> 3.2e-3 at alpha = 0.05); otherwise it is INCONCLUSIVE with the n needed.
+
+An output that counts occurrences (0, 1, 2, ... mismatches in one sample) is read as events:
+a sample with a non-zero count is one event, and the reason says that reading was used.
 """
 
 from __future__ import annotations
@@ -35,12 +38,23 @@ def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
 
 
 def count_events(rule: str, groups: list[tuple[str, np.ndarray]]) -> tuple[int, int]:
-    """Events (1s) and samples in the first group; ValueError for anything but 0/1."""
+    """Events and samples in the first group: a sample is an event when it is non-zero.
+
+    0/1 samples are events as they are; a count (a non-negative whole number) is an event when
+    it is at least 1. ValueError for a negative or fractional value, which is neither.
+    """
     label, x = groups[0]
-    bad = (x != 0) & (x != 1)
+    bad = (x < 0) | (x != np.round(x))
     if bad.any():
-        raise ValueError(f"rule `{rule}` needs 0/1 samples; group {label!r} has {float(x[bad][0])!r}")
-    return int(x.sum()), len(x)
+        raise ValueError(f"rule `{rule}` needs 0/1 samples or non-negative counts; "
+                         f"group {label!r} has {float(x[bad][0])!r}")
+    return int(np.count_nonzero(x)), len(x)
+
+
+def count_reading(groups: list[tuple[str, np.ndarray]]) -> str:
+    """The words for a count output read as events (empty for 0/1 samples)."""
+    x = groups[0][1]
+    return " (counts read as events: a sample with a count > 0 is one event)" if np.any(x > 1) else ""
 
 
 def decide_rate_at_most(
@@ -59,6 +73,7 @@ def decide_rate_at_most(
         rule=rule, statistic=k / n, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
         reason=(
             f"rate {fmt(k / n)} ({k} of {n}), {level_text(level)} CI [{fmt(low)}, {fmt(high)}] {where} {fmt(threshold)}"
+            f"{count_reading(groups)}"
         ),
         pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=float(resolution), estimate_label="rate",
         details={"threshold": threshold, "events": k, "p_holds": p_holds},
@@ -73,10 +88,10 @@ def decide_zero_rate(
     k, n = count_events(rule, groups)
     level = 1 - alpha  # one-sided: only the upper bound matters
     high = clopper_pearson(k, n, alpha)[1]
-    details = {"threshold": threshold, "events": k}
+    details: dict[str, object] = {"threshold": threshold, "events": k}
     if k > 0:
         verdict, pvalue = Verdict.REFUTED, 0.0
-        reason = f"{k} of {n} samples show the event; a single occurrence refutes a zero rate"
+        reason = f"{k} of {n} samples show the event; a single occurrence refutes a zero rate{count_reading(groups)}"
     elif high <= threshold:
         verdict, pvalue = Verdict.HOLDS, 1.0
         reason = f"0 of {n}: {level_text(level)} upper bound {fmt(high)} on the rate is within {fmt(threshold)}"

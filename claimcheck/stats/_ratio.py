@@ -25,7 +25,8 @@ from claimcheck.numbers import level as level_text
 from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
-from ._decision import Decision, identical_samples, too_few, verdict_from
+from ._constant import constant_values, decide_constant
+from ._decision import Decision, identical_samples, spendable, too_few, verdict_from
 from ._estimate import contrast, mean_var, t_quantile
 from ._power import mde
 from ._robust import SignEstimate
@@ -58,6 +59,14 @@ def decide_ratio(
         return too_few(rule, n, alpha, what="pairs" if paired else "samples per arm")
     level = 1 - 2 * alpha
     label = f"ratio of {statistic}s"
+    constants = constant_values(groups)
+    if constants is not None and constants[1] > 0:
+        value = constants[0] / constants[1]
+        holds = value >= threshold if bound == "at_least" else value <= threshold
+        sign = (">=" if bound == "at_least" else "<=") if holds else ("<" if bound == "at_least" else ">")
+        return decide_constant(rule, groups, alpha, value=value, holds=holds, comparison=f"{fmt(value)} {sign} "
+                               f"{fmt(threshold)}", label=f"ratio of {statistic}s",
+                               statistic=statistic, paired=paired)
     if statistic == "mean":
         mb = float(b.mean())
         value = float(a.mean()) / mb if mb else math.nan
@@ -67,7 +76,7 @@ def decide_ratio(
         if test.se == 0:
             return identical_samples(rule, n, alpha, value, label)
         p_above, p_below = test.p_greater(0.0), test.p_less(0.0)
-        resolution = mde(test.se, test.df, alpha=alpha) / mb
+        resolution = mde(test.se, test.df, alpha=alpha) / mb if spendable(alpha) else None
 
         def interval_at(lv: float) -> tuple[float, float]:
             return _fieller(a, b, paired, t_quantile((1 + lv) / 2, test.df))
@@ -84,7 +93,7 @@ def decide_ratio(
         value = est.estimate
         low, high = est.bounds(alpha)
         p_above, p_below = est.p_greater(threshold), est.p_less(threshold)
-        resolution = mde(est.se, est.df, alpha=alpha)
+        resolution = mde(est.se, est.df, alpha=alpha) if spendable(alpha) else None
         interval_at = est.interval  # type: ignore[assignment]  # same signature, a bound method
     else:
         from scipy import stats  # slow to import; only the unpaired median path needs it
@@ -98,7 +107,8 @@ def decide_ratio(
         low, high = map(float, boot.confidence_interval)
         p_above = (np.sum(dist <= threshold) + 1) / (dist.size + 1)
         p_below = (np.sum(dist >= threshold) + 1) / (dist.size + 1)
-        resolution = float((special.ndtri(1 - alpha) + special.ndtri(0.8)) * boot.standard_error)
+        z_power = special.ndtri(1 - alpha) + special.ndtri(0.8)
+        resolution = float(z_power * boot.standard_error) if spendable(alpha) else None
 
         def interval_at(lv: float) -> tuple[float, float]:
             return tuple(np.quantile(dist, [(1 - lv) / 2, (1 + lv) / 2]))

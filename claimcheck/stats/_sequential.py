@@ -25,6 +25,18 @@ How a look's nominal level comes from ``f`` (``boundary``, the rule's choice):
 A look whose sample count differs from the plan's size (a short draw) runs at its union-bound
 increment, which is never larger than its exact nominal level.
 
+A gated (timing) item drops its warm-up samples before each decision
+(:func:`~._noise.warm_up_count`: the same leading rounds from every group of equal length), and
+says how many in its reason; a look whose count then differs from the plan's size runs at its
+union-bound increment, as a short draw does. An item whose last look the gate finds serially
+dependent (:func:`~._noise.is_dependence`) is decided on its effective n
+(:func:`~._dependent.decide_dependent`: the sign test with its variance inflated), or stays
+inconclusive with that reason where its statistic has no such test; its sequential p-values are
+then that last look's, Bonferroni-scaled (``p * alpha / alpha_k``), since the earlier looks'
+p-values assumed independent samples. A look that could stop early is also tested for
+dependence at a more sensitive level (:func:`early_dependence`); a flag there only keeps it
+sampling.
+
 Sequential p-values (``pvalue`` for refuted, ``hold_pvalue`` for holds): under ``union``,
 ``min_k p_k * alpha / alpha_k`` (a Bonferroni over the looks taken, ``P(p_seq <= u) <= u``);
 under an exact boundary, the smallest overall level whose boundary the looks crossed
@@ -58,7 +70,9 @@ from claimcheck.numbers import level as level_text
 from claimcheck.verdict import Verdict
 
 from ._boundaries import Kind, nominal_levels, repeated_pvalue
-from ._decision import Decision, check_alpha
+from ._decision import LEVEL_FLOOR, Decision, check_alpha
+from ._dependent import decide_dependent
+from ._noise import EARLY_DEPENDENCE_ALPHA, is_dependence, lag1_dependence, warm_up_count
 from ._spending import SPENDINGS, Spending, spent
 
 Boundary = Literal["normal", "t", "sign", "union", "none"]
@@ -67,7 +81,7 @@ DecideLook = Callable[[Sequence[tuple[str, Any]], float], Decision]
 Gate = Callable[[Sequence[tuple[str, np.ndarray]], Decision], "str | None"]
 
 
-_FLOOR = 1e-12  # a sign test at n <= 39 cannot reach it: such a look decides nothing
+_FLOOR = LEVEL_FLOOR  # a sign test at n <= 39 cannot reach it: such a look decides nothing
 
 
 @dataclass(frozen=True)
@@ -158,7 +172,9 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     gated: list[str | None] = []
     exact = boundary in ("normal", "t", "sign")
     nominal = plan.levels(boundary) if exact else plan.alphas
-    decision, stopped = None, "max_samples"
+    decision, stopped, dropped = None, "max_samples", 0
+    early_flags: dict[int, str] = {}
+    last_groups: list[tuple[str, np.ndarray]] | None = None
     for look, size in enumerate(plan.sizes):
         have = min((sum(map(len, parts)) for parts in collected.values()), default=0)
         batch = [(str(label), _floats(label, samples)) for label, samples in draw(size - have)]
@@ -170,6 +186,8 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
         for label, x in batch:
             collected.setdefault(label, []).append(x)
         groups = [(label, np.concatenate(parts)) for label, parts in collected.items()]
+        if gate is not None:
+            groups, dropped = drop_warm_up(groups)
         count = min(len(x) for _, x in groups)
         if boundary == "none":
             alpha_k = plan.alpha
@@ -180,18 +198,31 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
             alpha_k = plan.alphas[look]
         alpha_k = max(alpha_k, _FLOOR)  # a look that may not spend anything still reports an interval
         decision = decide_look(groups, alpha_k)
+        last_groups = groups
         alphas.append(alpha_k)
         pvalues.append(decision.pvalue)
         hold_pvalues.append(decision.hold_pvalue)
         problem = gate(groups, decision) if gate is not None else None
         gated.append(problem)
+        early = None
+        if gate is not None and problem is None and look < len(plan.sizes) - 1:
+            early = early_dependence(groups)  # only keeps sampling: the next look's gate judges
+            if early is not None:
+                early_flags[look] = early
         if decision.verdict is not Verdict.INCONCLUSIVE:
-            if problem is None or look == len(plan.sizes) - 1:
+            if (problem is None and early is None) or look == len(plan.sizes) - 1:
                 stopped = "decided"
                 break
     assert decision is not None
+    if gate is not None:
+        decision = _noted(decision, dropped, gated[-1], last_groups)
+    dependent = "dependence" in decision.details or "undecided_verdict" in decision.details
     if boundary == "none":
         pvalue, hold_pvalue = decision.pvalue, decision.hold_pvalue
+    elif dependent:  # decided on its effective n at the last look: earlier looks' p-values assumed independence
+        exact = False
+        pvalue = sequential_pvalue([decision.pvalue], alphas[-1:], plan.alpha)
+        hold_pvalue = sequential_pvalue([decision.hold_pvalue], alphas[-1:], plan.alpha)
     elif exact:
         kind: Kind = boundary  # type: ignore[assignment]  # one of the exact kinds here
         sizes = plan.sizes
@@ -208,6 +239,8 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     }
     if gate is not None:
         record["gate_per_look"] = gated
+        if early_flags:
+            record["kept_sampling_at"] = {str(look + 1): why for look, why in early_flags.items()}
     details = {**decision.details, "sequential": record}
     if gated and gated[-1] is not None:
         details["noise_gate"] = gated[-1]
@@ -248,8 +281,13 @@ def run_window(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, gat
             collected.setdefault(label, []).append(x)
         taken += 1
     groups = [(label, np.concatenate(parts)) for label, parts in collected.items()]
+    dropped = 0
+    if gate is not None:
+        groups, dropped = drop_warm_up(groups)
     decision = decide_look(groups, plan.alpha)
     problem = gate(groups, decision) if gate is not None else None
+    if gate is not None:
+        decision = _noted(decision, dropped, problem, groups)
     record: dict[str, Any] = {
         "look": 1, "looks": 1, "draws": taken, "sizes": list(plan.sizes), "spending": plan.spending,
         "boundary": "window", "alpha_per_look": [plan.alpha], "pvalue_per_look": [decision.pvalue],
@@ -261,6 +299,59 @@ def run_window(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, gat
     if problem is not None:
         details["noise_gate"] = problem
     return replace(decision, details=details)
+
+
+def early_dependence(groups: list[tuple[str, np.ndarray]]) -> str | None:
+    """Serial dependence at a look that could stop early, tested at :data:`~._noise.EARLY_DEPENDENCE_ALPHA`.
+
+    A small look detects dependence poorly (n = 8 of AR(1) rho = 0.8 noise); a flag here only
+    keeps the item sampling to its next look, where the gate judges again, so the test may be
+    sensitive. Two groups of equal length are read as rounds: their per-round log-ratio (or
+    difference) is tested, the quantity a paired rule decides on.
+    """
+    if len(groups) == 2 and len(groups[0][1]) == len(groups[1][1]):
+        (_, a), (_, b) = groups
+        contrast = np.log(a / b) if np.all(a > 0) and np.all(b > 0) else a - b
+        return lag1_dependence(contrast, EARLY_DEPENDENCE_ALPHA)
+    return next((p for _, x in groups if (p := lag1_dependence(x, EARLY_DEPENDENCE_ALPHA)) is not None), None)
+
+
+def drop_warm_up(groups: list[tuple[str, np.ndarray]]) -> tuple[list[tuple[str, np.ndarray]], int]:
+    """The groups without their warm-up samples, and how many were dropped (the most of any group).
+
+    Groups of equal length are rounds of one interleaved run: the same leading rounds leave every
+    group, so the pairing stands. Groups of unequal length each lose their own warm-up.
+    """
+    counts = [warm_up_count(x) for _, x in groups]
+    if not any(counts):
+        return groups, 0
+    if len({len(x) for _, x in groups}) == 1:
+        counts = [max(counts)] * len(groups)
+    return [(label, x[c:]) for (label, x), c in zip(groups, counts)], max(counts)
+
+
+def _noted(decision: Decision, dropped: int, problem: str | None,
+           groups: list[tuple[str, np.ndarray]] | None = None) -> Decision:
+    """The gated decision with its warm-up stated, and undecided when its samples are serially dependent."""
+    details = {**decision.details, "warm_up_dropped": dropped}
+    reason = decision.reason
+    if dropped:
+        reason += f" (the first {dropped} samples dropped as warm-up: each beyond 4 robust SD of the later ones)"
+    if is_dependence(problem) and groups is not None:
+        assert problem is not None
+        adjusted = decide_dependent(replace(decision, details=details), groups, decision.alpha, problem)
+        if adjusted is not None:
+            warm = f" (the first {dropped} samples dropped as warm-up)" if dropped else ""
+            return replace(adjusted, details={**adjusted.details, "independent_verdict": decision.verdict.value},
+                           reason=adjusted.reason + warm, _interval_at=None)
+        if decision.verdict is not Verdict.INCONCLUSIVE:
+            details["undecided_verdict"] = decision.verdict.value
+            details["undecided_pvalues"] = [decision.pvalue, decision.hold_pvalue]
+            reason = (f"{problem}, so no interval that assumes independent samples can decide; would have been "
+                      f"{decision.verdict.value}: {reason}")
+            return replace(decision, verdict=Verdict.INCONCLUSIVE, reason=reason, pvalue=1.0, hold_pvalue=1.0,
+                           details=details)
+    return replace(decision, reason=reason, details=details)
 
 
 def _floats(label: str, samples: Sequence[float]) -> np.ndarray:

@@ -11,18 +11,29 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck.errors import ClaimcheckError
+from claimcheck.verdict import Verdict
 
 DEFAULT_PATH = Path("reports") / "claimcheck.sqlite"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x436C4368  # "ClCh": marks the file as a claimcheck store
 BUSY_TIMEOUT_MS = 60_000
 
-VERDICTS = ("holds", "refuted", "inconclusive", "not-applicable", "error", "stale", "inconsistent")
+VERDICTS = tuple(verdict.value for verdict in Verdict)
 RUN_STATUSES = ("running", "complete", "incomplete")
 
 
 class StoreError(ClaimcheckError):
     """The evidence store cannot be used as asked; ``str()`` is one line."""
+
+
+class NotAStore(StoreError):
+    """The file is not a claimcheck store (not SQLite, another application's, an unknown layout); never touched."""
+
+    def __init__(self, path: str, detail: str) -> None:
+        self.path = path
+        self.detail = " ".join(detail.split())
+        super().__init__(f"the store {path} is not a claimcheck store ({self.detail}); it was not modified: "
+                         "move it away or name another store")
 
 
 class DuplicateResult(StoreError):

@@ -46,6 +46,8 @@ def copy_rows(conn: sqlite3.Connection, rows: RunRows, label: str) -> RunCopy:
         done.run_finalised = True
     for claim in rows.claims:
         done.claims_added += _insert(conn, "claims", dict(claim), ignore=True)
+    for plot in rows.plots:
+        _insert(conn, "plots", dict(plot), ignore=True)
     result_columns = set(column_names(conn, "results"))
     for row in rows.results:
         existing = conn.execute("SELECT outcome_hash FROM results WHERE run_id = ? AND item_id = ?",

@@ -23,7 +23,7 @@ from ._base import StoreError, like_prefix, loads
 from ._provenance import process_alive
 from ._rows import stored_claim, stored_result
 from ._schema import column_names, table_names
-from ._types import Drift, RunRows, StoredResult, StoredRun
+from ._types import Drift, RunRows, StoredPlot, StoredResult, StoredRun
 
 
 def effective_status(status: str, host: str | None, pid: int | None, pid_started: str | None) -> str:
@@ -107,7 +107,16 @@ class StoreReading:
             claims=tuple(self._rows("SELECT * FROM claims WHERE run_id = ? ORDER BY rowid", (run_id,))),
             results=tuple(self._rows("SELECT * FROM results WHERE run_id = ? ORDER BY rowid", (run_id,))),
             adjustments={item: tuple(steps) for item, steps in self.adjustments(run_id).items()},
+            plots=tuple(self._rows("SELECT * FROM plots WHERE run_id = ? ORDER BY probe", (run_id,)))
+            if "plots" in table_names(self._conn) else (),
         )
+
+    def plots(self, run_id: str) -> dict[str, StoredPlot]:
+        """Probe name -> the plot declaration the run recorded (empty for runs recorded before plots were kept)."""
+        if "plots" not in table_names(self._conn):
+            return {}
+        rows = self._conn.execute("SELECT probe, declaration FROM plots WHERE run_id = ? ORDER BY probe", (run_id,))
+        return {probe: StoredPlot.from_record(probe, loads(text, {})) for probe, text in rows.fetchall()}
 
     def machine_classes(self) -> list[str]:
         """Every machine class with a run in the store, sorted."""

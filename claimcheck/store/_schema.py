@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ._base import APPLICATION_ID, SCHEMA_VERSION, StoreError
+from ._base import APPLICATION_ID, SCHEMA_VERSION, NotAStore, StoreError
 
 
 _V1_TABLES = """
@@ -83,6 +83,12 @@ CREATE TABLE IF NOT EXISTS adjustments (
     adjusted_pvalue REAL,
     chain           TEXT,
     PRIMARY KEY (run_id, item_id, seq)
+);
+CREATE TABLE IF NOT EXISTS plots (
+    run_id      TEXT NOT NULL REFERENCES runs(run_id),
+    probe       TEXT NOT NULL,
+    declaration TEXT NOT NULL,
+    PRIMARY KEY (run_id, probe)
 );
 CREATE INDEX IF NOT EXISTS results_claim ON results (claim_id);
 CREATE INDEX IF NOT EXISTS runs_class_started ON runs (machine_class, started);
@@ -169,10 +175,12 @@ def classify(conn: sqlite3.Connection, label: str) -> int | None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         tables = table_names(conn)
+    except sqlite3.OperationalError as exc:  # the file could not be read (permissions, a read-only WAL store)
+        raise StoreError(f"cannot read the store {label} ({exc})") from None
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{label}: not an evidence store (SQLite says: {exc})") from None
+        raise NotAStore(label, str(exc)) from None
     if app_id not in (0, APPLICATION_ID):
-        raise StoreError(f"{label}: SQLite file belongs to another application (application_id {app_id:#x}); refusing to touch it")
+        raise NotAStore(label, f"an SQLite file of another application, application_id {app_id:#x}")
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{label}: evidence store schema version {version} is newer than this claimcheck understands "
@@ -187,13 +195,10 @@ def classify(conn: sqlite3.Connection, label: str) -> int | None:
             column_names(conn, "results")
         ):
             return 0
-        raise StoreError(
-            f"{label}: unknown SQLite schema (tables: {', '.join(sorted(tables))}); not an evidence store, "
-            "refusing to modify it"
-        )
-    if version in (1, SCHEMA_VERSION):
+        raise NotAStore(label, f"an unknown SQLite schema, tables: {', '.join(sorted(tables))}")
+    if version in (1, 2, SCHEMA_VERSION):
         if app_id != APPLICATION_ID or not {"runs", "claims", "results"} <= tables:
-            raise StoreError(f"{label}: schema version {version} but not a claimcheck store; refusing to modify it")
+            raise NotAStore(label, f"schema version {version} without a claimcheck store's marks")
         return version
     raise StoreError(f"{label}: unknown evidence store schema version {version}; refusing to modify it")
 
@@ -221,7 +226,7 @@ def create_or_migrate(conn: sqlite3.Connection, label: str) -> None:
             return
         if version == 0:
             _migrate_0_to_1(conn)
-        # 1 -> 2 only adds the append-only `adjustments` table, created below.
+        # 1 -> 2 only adds the append-only `adjustments` table, 2 -> 3 the `plots` table; both created below.
         for statement in _V1_TABLES.split(";"):
             if statement.strip():
                 conn.execute(statement)

@@ -19,7 +19,7 @@ from ._reading import StoreReading
 from ._rows import claim_dict, insert_adjustments, insert_result, result_row
 from ._copying import RunCopy, copy_rows
 from ._schema import classify, create_or_migrate
-from ._types import RunRows
+from ._types import RunRows, StoredPlot
 
 
 class EvidenceStore(StoreReading):
@@ -54,7 +54,7 @@ class EvidenceStore(StoreReading):
                 raise StoreError(f"{label}: no evidence store there")
             version = None
         if readonly:
-            if version not in (1, SCHEMA_VERSION):
+            if version not in (1, 2, SCHEMA_VERSION):
                 raise StoreError(f"{label}: evidence store is schema version {version}; open it writable once to migrate")
             self._conn = connect_readonly(self.path)
             return
@@ -272,6 +272,17 @@ class EvidenceStore(StoreReading):
             insert_result(conn, row)
             insert_adjustments(conn, run_id, row["item_id"], outcome.adjustments, first_seq=0)
         return True
+
+    def record_plot(self, run_id: str, plot: StoredPlot) -> bool:
+        """Keep a probe's plot declaration with the run, so its reports never need the probe's code.
+
+        Once per ``(run_id, probe)``: a repeat is ignored and returns ``False``.
+        """
+        with self._write() as conn:
+            self._require_run(conn, run_id)
+            cursor = conn.execute("INSERT OR IGNORE INTO plots (run_id, probe, declaration) VALUES (?, ?, ?)",
+                                  (run_id, plot.probe, dumps(plot.to_record())))
+        return cursor.rowcount > 0
 
     def add_adjustments(self, run_id: str, item_id: str, adjustments: Sequence[Adjustment]) -> None:
         """Append run-level adjustments (family, cascade) to a stored item; earlier rows are never changed.

@@ -8,10 +8,12 @@ meaning of a stored number is decided once, here and in
 from __future__ import annotations
 
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from claimcheck.claim import Claim
+from claimcheck.probe_plot import PackPlot
 from claimcheck.result import Adjustment, ItemResult
 from claimcheck.stats import Decision
 from claimcheck.verdict import Verdict
@@ -161,6 +163,38 @@ class RunRows:
     claims: tuple[Mapping[str, Any], ...]
     results: tuple[Mapping[str, Any], ...]
     adjustments: Mapping[str, tuple[Adjustment, ...]]
+    plots: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class OutputUnit:
+    """What a report needs of a probe output: its unit."""
+
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class StoredPlot:
+    """A probe's plot declaration as its run recorded it, with the units of the outputs it draws.
+
+    Reports draw a probe's picture from this, never from the probe registry, so a report of a
+    run rebuilds on a machine that has not got (or has changed) the probe's code.
+    """
+
+    probe: str
+    plot: PackPlot
+    outputs: Mapping[str, OutputUnit] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        return {"plot": dataclasses.asdict(self.plot), "units": {name: out.unit for name, out in self.outputs.items()}}
+
+    @classmethod
+    def from_record(cls, probe: str, record: Mapping[str, Any]) -> StoredPlot:
+        fields = {f.name for f in dataclasses.fields(PackPlot)}
+        spec: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                                for k, v in dict(record.get("plot") or {}).items() if k in fields}
+        units = {str(name): OutputUnit(str(unit or "")) for name, unit in dict(record.get("units") or {}).items()}
+        return cls(probe, PackPlot(**spec), units)
 
 
 @dataclass

@@ -141,6 +141,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--store", default=str(DEFAULT_PATH))
     parser.add_argument("--machine-class", default=None)
     parser.add_argument("--strict", action="store_true", help="passed to the gate")
+    parser.add_argument("--vm-runner", action="store_true",
+                        help="passed to the gate: claims this VM cannot measure are cited with their committed evidence")
     return parser
 
 
@@ -184,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         gate += ["--machine-class", args.machine_class]
     if args.strict:
         gate.append("--strict")
+    if args.vm_runner:
+        gate.append("--vm-runner")
     return docs_gate.main(gate)
 
 

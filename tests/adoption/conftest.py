@@ -9,14 +9,18 @@ import pytest
 
 from claimcheck import probe as probe_module
 
-LOCAL_NAMES = ("probes", "tools", "extra_probe", "userpkg", "elsewhere", "x", "pkg_one", "pkg_two")
+LOCAL_NAMES = ("probes", "tools", "extra_probe", "userpkg", "elsewhere", "x", "pkg_one", "pkg_two", "shippedpkg")
 
 
 @pytest.fixture
 def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A private probe registry and no entry points; the project modules these tests import are dropped after."""
     monkeypatch.setattr(probe_module, "_REGISTRY", {})
+    monkeypatch.setattr(probe_module, "_QUALIFIED", {})
+    monkeypatch.setattr(probe_module, "_PACKAGES", {})
+    monkeypatch.setattr(probe_module, "_SHADOWED", {})
     monkeypatch.setattr(probe_module, "_entry_point_dirs", lambda: {})
+    monkeypatch.setattr(probe_module, "_entry_names", lambda: {})
     monkeypatch.setattr(sys, "path", list(sys.path))
     saved = {key: module for key, module in sys.modules.items() if key.split(".")[0] in LOCAL_NAMES}
     yield

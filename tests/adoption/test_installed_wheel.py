@@ -127,20 +127,53 @@ def _shipped_and_schema(installed: Installed) -> None:
     assert probes["weight_bytes"] == "claimcheck_probes.weight_bytes"
     assert probes["implied_bandwidth"] == "claimcheck_probes.arithmetic"
     assert probes["kv_budget_tokens"] == "probes.kv_budget" and probes["dice"] == "probes.dice"
+    assert probes["kv_cache_step"] == "probes.kv_cache_step"  # the project's own shadows the shipped one
+    listing = installed.run(installed.claimcheck, "probes", "op_pair", "proverb_cloze")
+    assert listing.returncode == 0, listing.stderr
+    assert "family qmm4: shape [m, k, n], k divisible by 64" in listing.stdout and "correct [no unit" in listing.stdout
+
+
+TIMING_ITEMS = ("claims/shadowing.yaml::kv-concat-slower-than-kvcache",
+                "claims/shadowing.yaml::concat-append-cost-rises-with-context")
 
 
 def _claims_run(installed: Installed) -> None:
-    result = installed.run(installed.python, "-m", "pytest", "claims/", "-rA", "-p", "no:cacheprovider",
-                           "--claims-no-store")
+    result = installed.run(installed.python, "-m", "pytest", "claims/", "-m", "not timing", "-rA", "-p",
+                           "no:cacheprovider", "--claims-no-store")
     output = result.stdout + result.stderr
     assert "rootdir: " + str(installed.repo) in output
     for line in ("PASSED claims/shipped.yaml::floor-implied-bandwidth",  # shipped probes
                  "PASSED claims/shipped.yaml::llama3-8b-kv-per-position",
                  "PASSED claims/own.yaml::llama3-8b-kv-budget",  # the project's own probes
                  "PASSED claims/own.yaml::fair-die-mean",
-                 "PASSED claims/models.yaml::smollm2-local-weight-bytes"):  # a model alias
+                 "PASSED claims/models.yaml::smollm2-local-weight-bytes",  # a model alias
+                 # YAML only, on shipped probes: op agreement, labelled grids and sweeps, bit-identity
+                 "PASSED claims/mlx-ops.yaml::rms-norm-fast-matches-reference[shape=test-width]",
+                 "PASSED claims/mlx-ops.yaml::compiled-gelu-bit-identical-by-distribution[inputs=wide-uniform]",
+                 "PASSED claims/mlx-ops.yaml::qmm4-error-same-across-m",
+                 "PASSED claims/sampling.yaml::temperature-zero-is-argmax",  # the embedded model
+                 "PASSED claims/sampling.yaml::top-k-diversity-does-not-fall-with-k",
+                 "PASSED claims/quality.yaml::smollm2-4bit-kernels-keep-likelihood",  # the shipped data set
+                 "PASSED claims/shadowing.yaml::llama3-8b-kv-step-bytes"):  # the project's probe shadows
         assert line in output, output[-4000:]
+    assert "claimcheck: probe `kv_cache_step` of this project" in output
     assert result.returncode == 0, output[-4000:]
+    yaml_only = [line for line in output.splitlines() if line.startswith("PASSED claims/")
+                 and not line.startswith(("PASSED claims/own.yaml", "PASSED claims/models.yaml"))
+                 and "llama3-8b-kv-step-bytes" not in line]
+    assert len(yaml_only) >= 20, output[-4000:]
+
+
+def _timing_run(installed: Installed) -> None:
+    """The shipped timing probe reached as ``claimcheck:kv_cache_step``: decided or, on a loaded machine,
+    inconclusive (a timing verdict is never a chance failure), but never an error or a refutation."""
+    result = installed.run(installed.python, "-m", "pytest", "claims/", "-m", "timing", "-v", "-p",
+                           "no:cacheprovider", "--claims-no-store")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    for item in TIMING_ITEMS:
+        assert item in output, output[-4000:]
+        assert f"FAILED {item}" not in output and f"ERROR {item}" not in output, output[-4000:]
 
 
 def _validate_misuse(installed: Installed) -> None:
@@ -164,9 +197,10 @@ def _validate_misuse(installed: Installed) -> None:
     assert "Traceback" not in result.stdout + result.stderr
 
 
-@pytest.mark.slow  # about 40 s on an idle machine, over two minutes on a loaded one (wheel build, fresh venv, two runs)
+@pytest.mark.slow  # minutes: wheel build, fresh venv, 30 claims with SmolLM2 generation and 4-bit scoring on the CPU
 def test_example_repository_from_an_installed_wheel(installed: Installed) -> None:
     """One test, so that one wheel is built even when xdist spreads a module's tests over workers."""
     _shipped_and_schema(installed)  # the wheel holds claimcheck_probes and the JSON schema
     _claims_run(installed)  # pytest claims/: shipped probes, the project's probes, a model alias
+    _timing_run(installed)  # the shipped timing probe a project probe shadows, by its qualified name
     _validate_misuse(installed)  # claimcheck validate: file:line for each misuse

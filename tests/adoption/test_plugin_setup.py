@@ -54,7 +54,7 @@ def test_rootdir_inside_claims_is_an_error_saying_how(project: pytest.Pytester,
     (project.path / "claims" / "second.yaml").write_text(CLAIM.format(id="second", probe="own"))
     monkeypatch.chdir(project.path / "claims")
     result = project.runpytest("--claims-no-store")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # collection problems stop the session
     output = result.stdout.str()
     assert output.count("claimcheck: pytest's rootdir is") == 1, output
     result.stdout.fnmatch_lines([
@@ -69,7 +69,7 @@ def test_rootdir_inside_claims_is_an_error_saying_how(project: pytest.Pytester,
 def test_rootdir_beside_the_project_is_an_error(project: pytest.Pytester) -> None:
     outside = project.path.parent
     result = project.runpytest(str(project.path / "claims"), f"--rootdir={outside}", "--claims-no-store")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # collection problems stop the session
     result.stdout.fnmatch_lines([f"claimcheck: pytest's rootdir is {outside} (no pytest config file)*"])
 
 
@@ -78,7 +78,7 @@ def test_duplicate_probe_name_fails_collection_once(project: pytest.Pytester) ->
     project.makepyfile(**{"probes/again.py": PROBE.format(name="own", function="own")})
     (project.path / "claims" / "second.yaml").write_text(CLAIM.format(id="second", probe="own"))
     result = project.runpytest("claims", "--claims-no-store")
-    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # collection problems stop the session
     output = result.stdout.str()
     assert output.count("is defined twice") == 1, output
     result.stdout.fnmatch_lines(["probe `own` is defined twice: in probes.again (*again.py) and in probes.own (*own.py)*"])

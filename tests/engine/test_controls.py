@@ -102,6 +102,6 @@ def test_accepting_a_run_with_controls_leaves_the_controls_out_of_the_lock(proje
 
     assert project.runpytest("claims", "--claims-controls", "-k", "able-to-fail").ret == pytest.ExitCode.OK
     store, lock = project.path / "reports" / "claimcheck.sqlite", project.path / "claims" / "verdicts.lock"
-    assert cli.main(["accept", "--store", str(store), "--lock", str(lock)]) == 0
+    assert cli.main(["accept", "--store", str(store), "--lock", str(lock), "--update"]) == 0
     (section,) = expectations.read(lock).classes.values()
     assert section.items == {"able-to-fail": Verdict.HOLDS}, "a control is judged against its claim, not the lock"

@@ -88,14 +88,15 @@ def test_errors_and_probe_not_applicable_count_at_p_one() -> None:
     assert out[1].adjustments == () and out[2].adjustments == ()
 
 
-def test_mixed_alpha_uses_weights_and_the_largest_alpha_as_the_level() -> None:
+def test_mixed_alpha_uses_weights_and_the_mean_alpha_as_the_level() -> None:
     suite = {"strict": 0.01, "usual": 0.05}
-    strict = _result("strict", _decision(R, p=0.008, alpha=0.01))
+    strict = _result("strict", _decision(R, p=0.004, alpha=0.01))
     usual = _result("usual", _decision(H, p=0.9, hold_p=0.01))
     out = correct_family([strict, usual], "holm", collected=suite)
-    # refutations: only `strict` is a candidate, p / w = 0.04, times the family's weight 1.2 -> 0.048
+    # refutations: only `strict` is a candidate, p / w = 0.012 (w = 0.01 / 0.03), times the family's weight 2
+    # -> 0.024 <= the level 0.03 (mean alpha): `strict` is first tested at its own 0.01 / 2
     step = out[0].adjustment("family")
-    assert out[0].verdict is Verdict.REFUTED and step is not None and step.adjusted_pvalue == pytest.approx(0.048)
+    assert out[0].verdict is Verdict.REFUTED and step is not None and step.adjusted_pvalue == pytest.approx(0.024)
     # plain Holm on alpha 0.05 would have let a 0.01 claim refute at p = 0.02; weighted Holm does not
     looser = _result("strict", _decision(R, p=0.02, alpha=0.01))
     assert correct_family([looser, usual], "holm", collected=suite)[0].verdict is Verdict.INCONCLUSIVE

@@ -106,3 +106,62 @@ def test_an_inconsistent_item_passes_the_run_unless_strict(demo_project: pytest.
     strict = demo_project.runpytest("claims", "--claims-no-store", "--claims-strict")
     strict.stdout.fnmatch_lines(["*1 failed, 1 passed*"])
     assert strict.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def _spans(values: dict[str, list[float]], expected: float = 17.0, tolerance: float = 0.5):
+    check = Check("exact", output="pct", over="reading", unit="%",
+                  params={"expected": expected, "tolerance": tolerance, "spans": True})
+    return decide_check(check, [(f"reading={k}", v) for k, v in values.items()], 0.05, deterministic=True)
+
+
+def test_a_reading_is_an_interval_that_meets_the_band() -> None:
+    decision = _spans({"a": [17.6, 17.4, 17.8], "b": [16.9]})
+    assert decision.verdict is Verdict.HOLDS, "17.4-17.8 meets 16.5-17.5"
+    assert "a (17.6%, 17.4–17.8)" in decision.reason
+    assert decision.details["readings"][0] == {"reading": "a", "value": 17.6, "holds": True, "low": 17.4, "high": 17.8}
+
+
+def test_mixed_readings_that_overlap_are_one_quantity_the_figure_misses() -> None:
+    decision = _spans({"edge": [17.3, 17.0, 17.6], "past": [17.7, 17.55, 17.9]})
+    assert decision.verdict is Verdict.REFUTED, "the readings share 17.55-17.6, outside the band"
+    assert "agree with each other within their printed precision" in decision.reason
+
+
+def test_mixed_readings_disjoint_beyond_their_precision_are_inconsistent() -> None:
+    decision = _spans({"@600": [19.05, 18.5, 19.6], "@8k": [17.2, 16.9, 17.5]})
+    assert decision.verdict is Verdict.INCONSISTENT
+    assert "holds for reading @8k (17.2%, 16.9–17.5), not for @600 (19.05%, 18.5–19.6)" in decision.reason
+
+
+def test_one_reading_of_a_range_end_decides_on_its_span() -> None:
+    check = Check("exact", output="total", unit="ms", params={"expected": 5.0, "tolerance": 0.5, "spans": True})
+    decision = decide_check(check, [("", [5.6, 5.5, 5.7])], 0.05, deterministic=True)
+    assert decision.verdict is Verdict.HOLDS, "5.5-5.7 meets 4.5-5.5 at its edge, whatever the float noise"
+    assert decision.details["span"] == [5.5, 5.7]
+    missed = decide_check(Check("exact", output="total", params={"expected": 7.0, "tolerance": 0.1, "spans": True}),
+                          [("", [7.6, 7.5, 7.7])], 0.05, deterministic=True)
+    assert missed.verdict is Verdict.REFUTED and "anywhere within their printed precision" in missed.reason
+
+
+def test_without_spans_every_value_is_the_figure_and_the_worst_decides() -> None:
+    point = Check("exact", output="v", params={"expected": 0.0, "tolerance": 0.0})
+    assert decide_check(point, [("", [5.0, 0.0])], 0.05, deterministic=True).verdict is Verdict.REFUTED
+    swept = Check("exact", output="v", over="r", params={"expected": 1.0, "tolerance": 0.01})
+    decision = decide_check(swept, [("r=a", [1.0, 1.5]), ("r=b", [1.0])], 0.05, deterministic=True)
+    assert decision.verdict is Verdict.INCONSISTENT and "not for a (1.5)" in decision.reason
+
+
+def test_the_readings_probe_spans_half_a_unit_of_each_printed_input() -> None:
+    from claimcheck.probe import ProbeContext
+    from probes.arithmetic import printed, readings
+
+    assert printed(2.58) == (2.58, 0.005) and printed("2.570") == (2.57, 0.0005) and printed(240) == (240.0, 0.0)
+    assert printed("21.5–22.3") == pytest.approx((21.9, 0.45))
+    ctx = ProbeContext(n=1)
+    out = readings(ctx, of="sum_of", reading="r", inputs={"r": {"terms": [18.9, -13.3]}})
+    assert out["total"] == pytest.approx([5.6, 5.5, 5.7])
+    exact = readings(ctx, of="ratio_of", reading="r", inputs={"r": {"numerator": 3345408, "denominator": 1048576}})
+    assert exact["ratio"] == pytest.approx([3345408 / 1048576]), "integers are exact: a point"
+    scaled = readings(ctx, of="product_of", reading="r", inputs={"r": {"factors": [3, 30, 60], "scale": 0.001}})
+    assert scaled["product"] == pytest.approx([5.4]), "a unit conversion is no printed figure"
+    assert ctx.artifacts["reading_spans"]["r"] == {}

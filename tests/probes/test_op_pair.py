@@ -150,4 +150,5 @@ def test_shapes_are_checked_per_family():
 
 def test_every_entry_has_a_description_and_the_probe_its_outputs():
     assert all(entry.description for entry in registered_ops().values() if not entry.name.startswith("test_"))
-    assert set(get_probe("op_pair").outputs) == {"a_ms", "b_ms", "max_abs_error", "max_rel_error", "bitwise_mismatch"}
+    assert set(get_probe("op_pair").outputs) == {"a_ms", "b_ms", "max_abs_error", "max_rel_error", "bitwise_mismatch",
+                                                 "bitwise_equal", "bitwise_differs"}

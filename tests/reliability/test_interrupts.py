@@ -36,7 +36,7 @@ def gated(ctx: ProbeContext, *, tag: int) -> dict:
     gate = os.environ.get("RELIABILITY_GATE")
     if gate:
         _pass_gate(Path(gate), tag, int(os.environ["RELIABILITY_FREE"]))
-    return {"x": [5.0 + 0.001 * i for i in range(ctx.n)]}
+    return {"x": [5.0 + 0.001 * ctx.rng.random() for _ in range(ctx.n)]}  # seeded per item: independent draws
 
 
 def _pass_gate(gate: Path, tag: int, free: int) -> None:

@@ -16,7 +16,8 @@ GROUP = [("x", [1.0, 2.0, 3.0])]
 
 def test_registry_discovers_every_rule_module_once() -> None:
     assert set(rules.names()) == {"at_least", "at_most", "equivalent", "ratio", "ordering", "monotone",
-                                  "rate_at_most", "zero_rate", "exact", "two_proportions", "dispersion", "level_ratio"}
+                                  "rate_at_most", "zero_rate", "exact", "two_proportions", "dispersion", "level_ratio",
+                                  "level_equivalent", "relation"}
     for rule in rules.registry().values():
         assert rule.summary and rule.name in rules.names()
 

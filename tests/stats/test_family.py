@@ -80,3 +80,53 @@ def test_family_error_rates_under_holm_and_bh(report_table):
     fdp_se = float(np.std(rows["bh"]["fdp"], ddof=1) / math.sqrt(FAMILY_RUNS))
     assert summary["bh"]["fdp"] <= 0.05 + 2 * fdp_se
     assert summary["bh"]["power"] >= summary["holm"]["power"]
+
+
+def test_a_lax_member_does_not_loosen_the_others():
+    """One claim at alpha 0.25 among 40 at 0.05: each strict member is still tested at 0.05 / 41."""
+    from claimcheck.stats import FamilyMember, family_alpha, two_sided_family
+
+    strict = [FamilyMember(R, 0.002, 1.0, 0.05)] + [FamilyMember.absent(0.05) for _ in range(39)]
+    alone = two_sided_family(strict, "holm")
+    with_lax = two_sided_family(strict + [FamilyMember.absent(0.25)], "holm")
+    assert not alone[0].survived and not with_lax[0].survived  # 0.002 > 0.05 / 40: the lax member changes nothing
+    assert family_alpha([0.05] * 40 + [0.25]) == pytest.approx(2.25 / 41)
+    passes = two_sided_family([FamilyMember(R, 0.0012, 1.0, 0.05)] + strict[1:] + [FamilyMember.absent(0.25)])
+    assert passes[0].survived  # 0.0012 <= 0.05 / 41 = 0.00122
+
+
+def test_the_summary_states_each_familys_level_and_one_suite_wide_fdr_line():
+    from claimcheck.stats import FamilyMember
+    from claimcheck.stats._family_summary import family_lines
+
+    roofline = [FamilyMember(R, 0.001, 1.0, 0.05), FamilyMember(H, 1.0, 0.002, 0.05), FamilyMember.absent(0.05)]
+    decode = [FamilyMember(R, 0.04, 1.0, 0.05)] + [FamilyMember.absent(0.01) for _ in range(3)]
+    lines = family_lines({"claims/roofline.yaml": roofline, "claims/decode.yaml": decode})
+    assert lines[0] == ("family claims/decode.yaml: Holm over 4 items (1 decided), FWER level 0.02 each way "
+                        "(each item first tested at its own alpha / 4)")
+    assert lines[1].startswith("family claims/roofline.yaml: Holm over 3 items (2 decided), FWER level 0.05")
+    # BH over 7: refutation p 0.001 -> 0.007 stands, 0.04 -> 0.14 does not; the hold 0.002 -> 0.014 stands
+    assert lines[2] == "suite-wide FDR (Benjamini–Hochberg over 7 items, q = 0.05): 1 refutations and 1 holds stand"
+
+
+def test_samples_to_survive_scales_the_measured_effect():
+    from claimcheck.stats import samples_to_survive
+
+    needed = samples_to_survive(30, 0.01, 0.2, 0.05)  # must reach p = 0.0025: z 2.33 -> 2.81
+    assert needed == math.ceil(30 * (stats.norm.ppf(1 - 0.0025) / stats.norm.ppf(0.99)) ** 2)
+    assert samples_to_survive(30, 0.6, 1.0, 0.05) is None  # no effect measured: no n would do
+
+
+def test_a_verdict_that_does_not_survive_the_family_says_the_n_that_would():
+    from claimcheck.adjudicate import correct_family
+    from claimcheck.claim import Check, Claim, ProbeSpec, Scope, Source
+    from claimcheck.result import ItemResult
+
+    claim = Claim("weak", "t", "s", Source("d.md", "1", "f"), Scope(), ProbeSpec("p"),
+                  Check("at_least", output="x", params={"threshold": 0.0}))
+    decision = Decision("at_least", 0.0, 0.0, 0.0, 0.9, 20, R, "raw reason", 0.01, 0.05)
+    out = correct_family([ItemResult(claim, "weak", {}, R, "raw reason", decision)], "holm",
+                         collected={"weak": 0.05, **{f"other-{i}": 0.05 for i in range(19)}})
+    assert out[0].verdict is I
+    needed = math.ceil(20 * (stats.norm.ppf(1 - 0.01 * 0.05 / 0.2) / stats.norm.ppf(0.99)) ** 2)
+    assert f"about n = {needed} at the measured effect would let it survive, against this run's n = 20" in out[0].reason

@@ -81,7 +81,8 @@ def test_noise_gate_flags_drift_in_acquisition_order():
     steady = rng.normal(10.0, 0.2, 60)
     assert noise_gate(steady) is None
     drifting = np.r_[rng.normal(10.0, 0.2, 30), rng.normal(10.6, 0.2, 30)]  # +6% halfway, CV ~3%
-    assert noise_gate(drifting).startswith("drifting: second half of the samples is +6")
+    assert noise_gate(drifting, dependence=False).startswith("drifting: second half of the samples is +6")
+    assert noise_gate(drifting).startswith("serially dependent: lag-1 autocorrelation")  # a step is dependence
     shuffled = rng.permutation(60)
     assert noise_gate(drifting[shuffled], order=shuffled) is not None  # order restores the drift
     assert noise_gate(np.r_[steady[:30], steady[30:] * 1.005]) is None  # significant maybe, but tiny

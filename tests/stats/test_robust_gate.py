@@ -62,7 +62,8 @@ def test_quantity_gate_flags_spikes_and_drift_not_normal_noise():
     spiky[7] *= 1.3
     assert quantity_gate(spiky).startswith("spiky: 1 of 30 samples lie beyond the median ± 6 robust SD")
     drifting = quiet + np.r_[np.zeros(15), np.full(15, 6.0)]
-    assert quantity_gate(drifting).startswith("drifting: second half of the samples is +")
+    assert quantity_gate(drifting, dependence=False).startswith("drifting: second half of the samples is +")
+    assert quantity_gate(drifting).startswith("serially dependent: lag-1 autocorrelation of the ranks +")  # a step
     near_zero = 0.01 * rng.standard_normal(30)  # a paired contrast: no coefficient of variation needed
     assert quantity_gate(near_zero) is None
 

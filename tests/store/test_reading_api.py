@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.store import V0_TABLES, EvidenceStore, StoreError
+from claimcheck.store import SCHEMA_VERSION, V0_TABLES, EvidenceStore, StoreError
 
 _spec = importlib.util.spec_from_file_location("cc_synthetic", Path(__file__).with_name("synthetic.py"))
 synth = importlib.util.module_from_spec(_spec)
@@ -54,7 +54,7 @@ def test_an_old_schema_is_read_from_a_migrated_copy(tmp_path: Path) -> None:
         conn.execute("INSERT INTO results (run_id, item_id, claim_id, verdict, statistic) VALUES ('r0', 'i', 'c', 'holds', 1.5)")
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     with EvidenceStore.open_readonly(path) as store:
-        assert store.schema_version == 2 and store.run_ids() == ["r0"]
+        assert store.schema_version == SCHEMA_VERSION and store.run_ids() == ["r0"]
         assert store.run_rows("r0").results[0]["statistic"] == 1.5
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
 

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "claims.yml"
 BIN = str(Path(sys.executable).parent)
 #: The commands the played steps start with: the package's scripts, pytest and the report.
-PLAYED = ("python -m claimcheck.workflow.", "pytest claims/", "claimcheck report")
+PLAYED = ("python -m claimcheck.workflow.", "python3 -m claimcheck.workflow.", "python -m claimcheck.docs_gate ",
+          "pytest claims/", "claimcheck report")
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def clean_env() -> dict[str, str]:
 
 
 def play(repo: Path, *, event: str = "pull_request", base_ref: str = "main", job_name: str = "apple-silicon",
-         skip: tuple[str, ...] = ("claimcheck report",)) -> Job:
+         skip: tuple[str, ...] = ("claimcheck report",), env_extra: dict[str, str] | None = None) -> Job:
     """Run the job's steps in ``repo`` as a fresh runner would (no evidence store from an earlier run).
 
     ``skip``: commands left out (by default the HTML report, which only feeds the artifact).
@@ -124,7 +125,7 @@ def play(repo: Path, *, event: str = "pull_request", base_ref: str = "main", job
     summary, env_file = scratch / "summary.md", scratch / "env"
     env = clean_env()
     env.update({"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_ENV": str(env_file), "GITHUB_ACTIONS": "true",
-                "BASE_REF": base_ref if event == "pull_request" else ""})
+                "BASE_REF": base_ref if event == "pull_request" else "", "EVENT": event, **(env_extra or {})})
     played = Job()
     for step in played_steps(job):
         if step.run.startswith(skip):

@@ -49,7 +49,7 @@ def test_a_wrong_figure_in_a_sentence_naming_the_m1_max_fails_with_an_annotation
     commit(pr_repo, "Update the weights figure")
     job = play(pr_repo)
     assert job.exit_status == 1, job.output
-    assert job.step("pytest claims/").returncode == 0, "the claims still hold; only the doc is wrong"
+    assert job.step("python -m claimcheck.workflow.claims_run").returncode == 0, "the claims still hold; only the doc is wrong"
     gate = job.step("python -m claimcheck.workflow.docs_changed")
     assert gate.returncode == 1
     annotations = re.findall(r"^::error file=([^,]+),line=(\d+),col=\d+,title=claimcheck docs::(.*)$", gate.output, re.M)
@@ -65,7 +65,7 @@ def test_a_flip_to_refuted_fails_until_the_sentence_is_corrected_and_the_lock_ac
     commit(pr_repo, "Count the embedding table in the weights")
     job = play(pr_repo)
     assert job.exit_status == 1, job.output
-    claims, gate = job.step("pytest claims/"), job.step("python -m claimcheck.workflow.docs_changed")
+    claims, gate = job.step("python -m claimcheck.workflow.claims_run"), job.step("python -m claimcheck.workflow.docs_changed")
     assert claims.returncode == 1 and "verdict changed: expected holds" in claims.output
     assert gate.returncode == 1 and "its sentence needs a dated correction banner" in gate.output
     assert "::error file=claims/pr.yaml,line=1" in job.step("python -m claimcheck.workflow.summary").output
@@ -74,7 +74,7 @@ def test_a_flip_to_refuted_fails_until_the_sentence_is_corrected_and_the_lock_ac
     commit(pr_repo, "Correct the weights sentence")
     corrected = play(pr_repo)
     assert corrected.exit_status == 1, "the lock still expects a hold"
-    assert corrected.step("pytest claims/").returncode == 1
+    assert corrected.step("python -m claimcheck.workflow.claims_run").returncode == 1
     assert corrected.step("python -m claimcheck.workflow.docs_changed").returncode == 0, corrected.output
 
     accepted = claimcheck(pr_repo, "accept")  # from the store the played run left, as after a local run
@@ -83,13 +83,13 @@ def test_a_flip_to_refuted_fails_until_the_sentence_is_corrected_and_the_lock_ac
     commit(pr_repo, "Accept the refutation")
     done = play(pr_repo)
     assert done.exit_status == 0, done.output
-    assert "expected refutation" in done.step("pytest claims/").output
+    assert "expected refutation" in done.step("python -m claimcheck.workflow.claims_run").output
 
     _edit(pr_repo, DOC, BANNER, "")  # the lock alone is not enough: the doc must say so too
     commit(pr_repo, "Drop the banner")
     uncorrected = play(pr_repo)
     assert uncorrected.exit_status == 1
-    assert uncorrected.step("pytest claims/").returncode == 0
+    assert uncorrected.step("python -m claimcheck.workflow.claims_run").returncode == 0
     assert uncorrected.step("python -m claimcheck.workflow.docs_changed").returncode == 1
 
 

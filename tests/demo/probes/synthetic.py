@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, probe
 
 
 def _rng(ctx: ProbeContext) -> random.Random:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, probe
 
 
 @probe("dice", outputs={"roll": Output("pips", True)})

@@ -1,0 +1,121 @@
+"""A median decided on serially dependent samples: the sign test with its variance inflated.
+
+Under serial dependence the sign test's count of samples above a value varies more than a
+binomial count: for AR(1) noise of lag-1 correlation ``r`` by the factor ``(1 + r) / (1 - r)``
+(the long-run variance of the indicators is at most that of the samples, so the factor read off
+the samples' rank autocorrelation is conservative for Gaussian noise). The test here uses it:
+normal approximation of the count with variance ``n f / 4`` (continuity-corrected), bounds the
+order statistics at ``n / 2 -+ z sqrt(n f) / 2``, so a run of n dependent samples decides as
+``n / f`` independent ones would (its effective n). ``r`` is the lag-1 rank autocorrelation
+with Kendall's bias correction for AR(1), ``r1 + (1 + 4 r1) / n`` (at n = 30 and rho = 0.8 the
+raw estimate is 0.12 low, which made the test too liberal); the simulation table shows the
+error rates this keeps.
+
+It decides the quantity each timing rule tests, from the decision's own record: the median of
+one output (``at_least`` / ``at_most``), of the per-round ratios (paired ``ratio``) and of the
+per-round differences or log-ratios (paired ``equivalent``). Any other decision stays
+undecided under dependence (:func:`decide_dependent` returns None).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from scipy import special
+
+from claimcheck.numbers import level as level_text
+from claimcheck.numbers import number as fmt
+from claimcheck.verdict import Verdict
+
+from ._decision import Decision, verdict_from
+from ._noise import rank_lag1
+
+MAX_CORRELATION = 0.95  # beyond it the effective n is below 1 in 40 samples: nothing decides anyway
+
+
+class _InflatedSign:
+    """Sign-test p-values and order-statistic bounds of ``x`` with the count's variance times ``f``."""
+
+    def __init__(self, x: np.ndarray, f: float) -> None:
+        self.x, self.f, self.n = np.sort(x), f, len(x)
+
+    def _tail(self, count: int) -> float:
+        """P(count or fewer) under the median hypothesis."""
+        return float(special.ndtr((count + 0.5 - self.n / 2) / math.sqrt(self.n * self.f / 4)))
+
+    def p_greater(self, value: float) -> float:
+        """p-value against ``median <= value`` (ties count against)."""
+        return self._tail(int(np.sum(self.x <= value)))
+
+    def p_less(self, value: float) -> float:
+        """p-value against ``median >= value``."""
+        return self._tail(int(np.sum(self.x >= value)))
+
+    def bounds(self, alpha: float) -> tuple[float, float]:
+        """One-sided ``1 - alpha`` bounds (order statistics; unbounded when n_eff is too small)."""
+        k = math.floor(self.n / 2 - special.ndtri(1 - alpha) * math.sqrt(self.n * self.f) / 2)
+        if k < 1:
+            return -math.inf, math.inf
+        return float(self.x[k - 1]), float(self.x[self.n - k])
+
+
+def decide_dependent(decision: Decision, groups: Sequence[tuple[str, np.ndarray]], alpha: float,
+                     problem: str) -> Decision | None:
+    """``decision`` re-decided on its tested quantity with the dependence-inflated sign test, or None."""
+    series, transform, label = _tested(decision, groups)
+    if series is None or len(series) < 6:
+        return None
+    r1 = rank_lag1(series)
+    r = min(MAX_CORRELATION, max(0.0, r1 + (1 + 4 * max(r1, 0.0)) / len(series)))
+    f = (1 + r) / (1 - r)
+    est = _InflatedSign(series, f)
+    details = decision.details
+    if decision.rule == "equivalent":
+        band = math.log1p(float(details["margin"])) if details.get("scale") == "log-ratio" else float(details["margin"])
+        p_holds = max(est.p_greater(-band), est.p_less(band))
+        p_refuted = min(1.0, 2 * min(est.p_greater(band), est.p_less(-band)))
+        claimed = "within the margin"
+    else:
+        at_least = decision.rule == "at_least" or details.get("bound") == "at_least"
+        value = transform(float(details["threshold"]))
+        above, below = est.p_greater(value), est.p_less(value)
+        p_holds, p_refuted = (above, below) if at_least else (below, above)
+        claimed = f"{'at least' if at_least else 'at most'} {fmt(float(details['threshold']))}"
+    verdict = verdict_from(p_holds, p_refuted, alpha)
+    back = math.exp if transform is math.log else float
+    low, high = (back(v) if math.isfinite(v) else v for v in est.bounds(alpha))
+    estimate = back(float(np.median(series)))
+    reason = (f"{problem}; decided on the sign test with its variance inflated by (1 + r)/(1 - r) = {f:.2f} "
+              f"(r = {r:.2f}, effective n {len(series) / f:.1f} of {len(series)}): {label} {fmt(estimate)}, "
+              f"{level_text(1 - 2 * alpha)} CI [{fmt(low)}, {fmt(high)}], {verdict.value} against {claimed}")
+    return Decision(
+        rule=decision.rule, statistic=estimate, low=low, high=high, confidence_level=1 - 2 * alpha, n=decision.n,
+        verdict=verdict, reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=None,
+        estimate_label=label, details={**details, "p_holds": p_holds, "dependence": {"r": r, "inflation": f}},
+    )
+
+
+Tested = tuple["np.ndarray | None", Callable[[float], float], str]
+
+
+def _tested(decision: Decision, groups: Sequence[tuple[str, np.ndarray]]) -> Tested:
+    """(series, transform of the claimed value, label) of a median decision, or (None, float, "")."""
+    details = decision.details
+    identity: Callable[[float], float] = float
+    if details.get("statistic") != "median":
+        return None, identity, ""
+    if decision.rule in ("at_least", "at_most") and len(groups) == 1:
+        return groups[0][1], identity, "median"
+    if decision.rule in ("ratio", "equivalent") and details.get("paired") and len(groups) == 2:
+        (_, a), (_, b) = groups
+        if len(a) != len(b):
+            return None, identity, ""
+        positive = bool(np.all(a > 0) and np.all(b > 0))
+        if decision.rule == "ratio":
+            return (np.log(a / b), math.log, "median of per-round ratios") if positive else (None, identity, "")
+        if details.get("scale") == "log-ratio":
+            return (np.log(a / b), math.log, "median of per-round ratios") if positive else (None, identity, "")
+        return a - b, identity, "median of per-round differences"
+    return None, identity, ""

@@ -1,0 +1,86 @@
+"""``accept`` and ``publish`` refuse a run that would silently drop what was known, unless ``--force``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from claimcheck import cli, expectations
+from claimcheck.store import EvidenceStore
+
+from ._shared import synth
+
+CLEAN = {"args": ["claims/"], "selection": {"keyword": "", "markexpr": ""}}
+
+
+def _run(path: Path, n_items: int = 2, *, options: dict = CLEAN, suite: str = "1" * 40, finish: bool = True) -> str:
+    with EvidenceStore(path) as store:
+        run_id = store.begin_run(machine=synth.MACHINE_A, machine_class=synth.CLASS_A, options=options,
+                                 suite_commit=suite, claims_commit="2" * 40)
+        for k in range(n_items):
+            store.record(run_id, synth.outcome(item=f"size_mib={k}", statistic=0.4, low=0.38, high=0.42))
+        if finish:
+            store.finish_run(run_id)
+    return run_id
+
+
+def _accept(store: Path, lock: Path, *extra: str) -> int:
+    return cli.main(["accept", "--store", str(store), "--lock", str(lock), "--machine-class", synth.CLASS_A, *extra])
+
+
+@pytest.mark.parametrize(("make", "reason"), [
+    (lambda p: _run(p, options={**CLEAN, "selection": {"keyword": "qmv", "markexpr": ""}}), "ran part of the suite (-k 'qmv')"),
+    (lambda p: _run(p, options={**CLEAN, "args": ["claims/arithmetic"]}), "ran part of the suite (claims/arithmetic)"),
+    (lambda p: _run(p, finish=False), "(crashed, interrupted or still running)"),
+    (lambda p: _run(p, suite="3" * 40 + "+dirty"), "was measured on a dirty tree (suite)"),
+])
+def test_accept_refuses_a_partial_crashed_or_dirty_run_unless_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                     make, reason: str) -> None:
+    store, lock = tmp_path / "s.sqlite", tmp_path / "verdicts.lock"
+    make(store)
+    assert _accept(store, lock) == 1
+    err = capsys.readouterr().err
+    assert reason in err and "refused; review the run, then pass --force to accept it anyway" in err, err
+    assert not lock.exists()
+    assert _accept(store, lock, "--force") == 0
+    assert expectations.read(lock).classes[synth.CLASS_A].items
+
+
+def test_accept_refuses_a_run_with_fewer_items_than_the_last_accepted_one(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    store, lock = tmp_path / "s.sqlite", tmp_path / "verdicts.lock"
+    _run(store, 3)
+    assert _accept(store, lock) == 0
+    smaller = _run(store, 1)
+    assert _accept(store, lock) == 1
+    assert f"run {smaller} has 1 item(s), fewer than the 3 of the last one of {synth.CLASS_A}" in capsys.readouterr().err
+    assert len(expectations.read(lock).classes[synth.CLASS_A].items) == 3
+
+
+def test_accept_dry_run_prints_the_lock_diff_and_writes_nothing(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    store, lock = tmp_path / "s.sqlite", tmp_path / "verdicts.lock"
+    run_id = _run(store, 2)
+    capsys.readouterr()
+    assert _accept(store, lock, "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert f"+++ b/{lock}" in out and f"+    run: {run_id}" in out
+    assert "+      qmv-large-bw[size_mib=1]: refuted" in out
+    assert "accept --dry-run: 0 changed, 2 new, 0 dropped; nothing written" in out
+    assert not lock.exists()
+
+
+def test_publish_refuses_a_dirty_run_and_its_dry_run_lists_what_would_change(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    store, out = tmp_path / "s.sqlite", tmp_path / "reports"
+    _run(store, 2, suite="3" * 40 + "+dirty")
+    args = ["publish", "--store", str(store), "--out", str(out), "--no-plots", "--machine-class", synth.CLASS_A]
+    assert cli.main(args) == 1
+    assert "was measured on a dirty tree (suite)" in capsys.readouterr().err
+    assert not out.exists()
+    assert cli.main([*args, "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "added    index.md" in printed and "added    profiles/" in printed, printed
+    assert "file(s) of" in printed and "would change; nothing written" in printed
+    assert not out.exists(), "a dry run writes nothing"

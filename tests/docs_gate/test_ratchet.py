@@ -1,0 +1,81 @@
+"""``--changed-since REF --strict-changed``: every new figure must be anchored; untouched lines keep their warnings."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from claimcheck.docs_gate import main
+
+from ._clone import unpack_committed
+
+ROOFLINE = "docs/findings/decode-roofline.md"
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository whose ``main`` is the committed findings, with a line of an unknown unit already on it."""
+    root = unpack_committed(tmp_path / "repo")
+    doc = root / ROOFLINE
+    doc.write_text(doc.read_text(encoding="utf-8") + "\nThe old table quoted 12 GFLOP/s.\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "main")
+    return root
+
+
+def run(root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    monkeypatch.chdir(root)
+    code = main(["docs/findings", "--changed-since", "main", "--strict-changed"])
+    return code, capsys.readouterr().out.splitlines()
+
+
+def test_untouched_main_is_green_and_a_new_unanchored_figure_is_red_at_its_line(
+        repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = run(repo, monkeypatch, capsys)
+    assert code == 0, "\n".join(out)
+    unreadable = [line for line in out if "cannot be read" in line]
+    assert len(unreadable) == 1 and ": warning: figure \"12 GFLOP/s\" cannot be read" in unreadable[0], out
+    doc = repo / ROOFLINE
+    lines = doc.read_text(encoding="utf-8").split("\n")
+    at = lines.index("## 6. MoE expert reads") + 2
+    lines[at:at] = ["The kernel now streams 312 GB/s on the M1 Max.", "",
+                    "Its new path costs 7 ops/ms.", ""]
+    doc.write_text("\n".join(lines), encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "a new figure")
+    git(repo, "checkout", "-q", "-b", "pr")
+    code, out = run(repo, monkeypatch, capsys)
+    errors = [line for line in out if line.startswith("docs/") and ": warning: " not in line]
+    assert code == 0, "the ref is the branch itself: nothing changed since it"
+    git(repo, "branch", "-f", "main", "HEAD~1")
+    code, out = run(repo, monkeypatch, capsys)
+    errors = [line for line in out if line.startswith("docs/") and ": warning: " not in line]
+    assert code == 1
+    assert errors == [
+        f"{ROOFLINE}:{at + 1}:24: unanchored figure \"312 GB/s\" on a changed line: cite the claim that checks it "
+        "with <!-- claim: ID --> (or draft one: claimcheck extract)",
+        f"{ROOFLINE}:{at + 3}:20: figure \"7 ops/ms\" cannot be read: unknown unit \"ops/ms\" (claimcheck.figures "
+        "knows x, %, s, ms, µs, GB/s, TB/s, tok/s, MiB, MB, nats and counts \"N of M\")",
+    ], "\n".join(out)
+    assert any(": warning: figure \"12 GFLOP/s\" cannot be read" in line for line in out), "untouched: a warning"
+    assert out[-1].startswith("figures: ") and " · unanchored " in out[-1]
+
+
+def test_a_changed_line_citing_an_undecided_claim_is_red(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    doc = repo / ROOFLINE
+    doc.write_text(doc.read_text(encoding="utf-8") + "\nThe lazy trap costs far more than its ceiling. "
+                   "<!-- claim: lazy-trap-exceeds-ceiling-portable -->\n", encoding="utf-8")
+    code, out = run(repo, monkeypatch, capsys)
+    errors = [line for line in out if line.startswith("docs/") and ": warning: " not in line]
+    assert code == 1 and len(errors) == 1, "\n".join(out)
+    assert "claim `lazy-trap-exceeds-ceiling-portable` is inconclusive on" in errors[0]
+    assert any(": warning: claim `lazy-trap-exceeds-ceiling-portable` is inconclusive" in line for line in out), \
+        "the same claim cited on an untouched line stays a warning"

@@ -1,0 +1,161 @@
+"""Timing noise whose samples depend on each other, and the cells that put each timing rule at its boundary.
+
+The models (all timing, N(100, 2) at heart, so the harness's thresholds and arms apply):
+
+- ``AR(1) rho``: serial dependence, ``e_t = rho e_(t-1) + sqrt(1 - rho^2) z_t`` started from its
+  stationary law, so every sample has the same marginal N(100, 2).
+- ``regime blocks``: the clock switches state in blocks of 10 samples (random phase); a block
+  is slow (x1.25) with probability 0.3.
+- ``warm-up``: the first 3 samples of a run take twice as long; the claim is about the steady
+  state, so the boundary is the steady-state value.
+
+Cells reuse the harness's makers (one-sample bound, paired ratio, paired equivalent), whose
+paired arms carry the model in one arm and normal noise in the other, under a shared
+per-round factor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from . import harness as H
+
+ROUNDS = H.N_MAX
+
+
+def ar1(rho: float) -> H.Draw:
+    """AR(1) noise with lag-1 correlation ``rho`` and marginal N(100, 2)."""
+
+    def draw(rng: np.random.Generator, reps: int) -> np.ndarray:
+        z = rng.standard_normal((reps, ROUNDS))
+        e = np.empty_like(z)
+        e[:, 0] = z[:, 0]
+        innovation = math.sqrt(1 - rho**2)
+        for t in range(1, ROUNDS):
+            e[:, t] = rho * e[:, t - 1] + innovation * z[:, t]
+        return 100.0 + 2.0 * e
+
+    return draw
+
+
+def regime_blocks(rng: np.random.Generator, reps: int, block: int = 10, share: float = 0.3) -> np.ndarray:
+    """N(100, 2) times 1.25 in slow blocks of ``block`` samples (each slow with probability ``share``)."""
+    base = 100.0 + 2.0 * rng.standard_normal((reps, ROUNDS))
+    phase = rng.integers(0, block, reps)
+    blocks = (np.arange(ROUNDS)[None, :] + phase[:, None]) // block
+    slow = rng.random((reps, ROUNDS // block + 2)) < share
+    return base * np.where(np.take_along_axis(slow, blocks, axis=1), 1.25, 1.0)
+
+
+def warm_up(rng: np.random.Generator, reps: int, first: int = 3, factor: float = 2.0) -> np.ndarray:
+    """N(100, 2) whose first ``first`` samples take ``factor`` times as long."""
+    x = 100.0 + 2.0 * rng.standard_normal((reps, ROUNDS))
+    x[:, :first] *= factor
+    return x
+
+
+def steady(rng: np.random.Generator, reps: int) -> np.ndarray:
+    """The warm-up model without its warm-up: what the claim is about."""
+    return 100.0 + 2.0 * rng.standard_normal((reps, ROUNDS))
+
+
+NOISES = (
+    H.Noise("AR(1) 0.5", ar1(0.5), True),
+    H.Noise("AR(1) 0.8", ar1(0.8), True),
+    H.Noise("regime blocks", regime_blocks, True),
+    H.Noise("warm-up 3x2", warm_up, True),
+)
+STEADY = {"warm-up 3x2": H.Noise("warm-up 3x2", steady, True)}  # the boundary's model, where it differs
+
+
+Maker = Callable[[H.Noise, np.random.Generator, int], H.Made]
+
+
+def _bound(rule: str) -> Maker:
+    def make(noise: H.Noise, rng: np.random.Generator, reps: int) -> H.Made:
+        threshold = H.population(STEADY.get(noise.name, noise), np.median)
+        check = H.rules.make_check(rule, {"threshold": threshold}, labels=("x",))
+        data = noise.draw(rng, reps)
+        return check, [[("x", data[r])] for r in range(reps)]
+
+    return make
+
+
+def _paired(maker: Maker) -> Maker:
+    """A harness paired maker with its boundary taken from the steady-state model."""
+
+    def make(noise: H.Noise, rng: np.random.Generator, reps: int) -> H.Made:
+        reference = STEADY.get(noise.name)
+        if reference is None:
+            return maker(noise, rng, reps)
+        check, _ = maker(reference, np.random.default_rng(0), 1)
+        _, groups = maker(noise, rng, reps)
+        return check, groups
+
+    return make
+
+
+def cells() -> list[H.Cell]:
+    """Every timing rule under every dependent-noise model."""
+    out = []
+    for noise in NOISES:
+        out += [
+            H.Cell("at_least", noise, _bound("at_least")),
+            H.Cell("at_most", noise, _bound("at_most")),
+            H.Cell("ratio", noise, _paired(H.ratio_paired), label="ratio paired"),
+            H.Cell("equivalent", noise, _paired(H.equivalent_paired), label="equivalent paired"),
+        ]
+    return out
+
+
+NORMAL_TIMING = H.Noise("normal (timing)", H.NOISES[0].draw, True)
+POWER_NOISES = (NORMAL_TIMING, *NOISES)
+
+
+def _shifted(maker: Maker, factor: float) -> Maker:
+    """A cell maker with its threshold multiplied by ``factor`` (a claim false or true by a known amount)."""
+
+    def make(noise: H.Noise, rng: np.random.Generator, reps: int) -> H.Made:
+        check, groups = maker(noise, rng, reps)
+        threshold = check.number("threshold") * factor
+        labels = [label for label in (check.output, check.reference) if label is not None]
+        return H.rules.make_check(check.rule, {**check.params, "threshold": threshold}, labels=labels), groups
+
+    return make
+
+
+POWER_CASES = (  # (label, rule label, maker, factor, the verdict that is right)
+    ("at_least false by 0.75 SD", "at_least", _bound("at_least"), 1.015, "refuted"),
+    ("at_least true by 0.75 SD", "at_least", _bound("at_least"), 0.985, "holds"),
+    ("ratio paired false by 2%", "ratio paired", _paired(H.ratio_paired), 1.02, "refuted"),
+    ("ratio paired true by 2%", "ratio paired", _paired(H.ratio_paired), 0.98, "holds"),
+)
+
+
+def power_rows(reps: int, seed: int) -> list[tuple[str, str, float, float, float]]:
+    """(case, noise, rate of the right verdict, rate of the wrong one, mean samples) for every case x model."""
+    from claimcheck.verdict import Verdict
+
+    rows = []
+    for index, (case, _, maker, factor, right) in enumerate(POWER_CASES):
+        for noise in POWER_NOISES:
+            rng = np.random.default_rng(seed + 100 * index + POWER_NOISES.index(noise))
+            check, replicates = _shifted(maker, factor)(noise, rng, reps)
+            verdicts, used = [], []
+            for groups in replicates:
+                verdict, n = H.run_item(check, groups, noise.timing)
+                verdicts.append(verdict)
+                used.append(n)
+            wrong = Verdict.HOLDS if right == "refuted" else Verdict.REFUTED
+            rows.append((case, noise.name, float(np.mean([v.value == right for v in verdicts])),
+                         float(np.mean([v is wrong for v in verdicts])), float(np.mean(used))))
+    return rows
+
+
+def power_table(rows: list[tuple[str, str, float, float, float]]) -> str:
+    """The power rows as printed: the right verdict's rate (power), the wrong one's, samples used."""
+    head = f"{'case':<28}{'noise':<17}{'power':>7}{'wrong':>7}{'E[n]':>6}"
+    return "\n".join([head, "-" * len(head)] + [f"{c:<28}{n:<17}{p:>7.3f}{w:>7.3f}{e:>6.1f}" for c, n, p, w, e in rows])
