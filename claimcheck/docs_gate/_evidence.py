@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Sequence
 
 from claimcheck.store import ClassChoice, EvidenceStore, StoredResult, choose_class
-from claimcheck.verdict import worst
+from claimcheck.verdict import Verdict, worst
 
 
 def _same_machine(recorded: Mapping[str, Any], facts: Mapping[str, Any]) -> bool:
@@ -104,21 +104,25 @@ class Evidence:
         return [row for row in rows if row.run_id == last_run]
 
 
-def claim_verdict(items: Sequence[StoredResult]) -> str:
-    """One verdict for a claim's items: the worst of them (``missing`` when there are none)."""
-    chosen = worst(item.verdict for item in items)
-    return chosen.value if chosen else "missing"
+def claim_verdict(items: Sequence[StoredResult]) -> Verdict | None:
+    """One verdict for a claim's items: the worst of them (``None`` when there are none)."""
+    return worst(item.verdict for item in items)
 
 
-def suggested_sentence(reports_dir: str | Path | None, claim_id: str, verdict: str = "refuted") -> str | None:
+def suggested_sentence(reports_dir: str | Path | None, claim_id: str, verdict: Verdict | None = None) -> str | None:
     """The replacement sentence a report wrote for the claim, one line, if any.
 
-    ``claimcheck report`` writes ``corrections/<id>.json`` for refuted claims and
-    ``inconclusive/<id>.json`` for inconclusive ones, each with a ``replacement`` sentence.
+    ``claimcheck report`` writes ``corrections/<id>.json`` for overturned claims and
+    ``inconclusive/<id>.json`` for unconfirmed ones, each with a ``replacement`` sentence; the
+    folder of ``verdict``'s report kind is read first.
     """
+    from claimcheck.outcome.policy import REPORT_FOLDERS, report_kind
+
     if reports_dir is None:
         return None
-    folders = ("inconclusive", "corrections") if verdict == "inconclusive" else ("corrections", "inconclusive")
+    kind = report_kind(verdict) if verdict is not None else None
+    first = REPORT_FOLDERS[kind] if kind is not None else REPORT_FOLDERS["correction"]
+    folders = [first, *(f for f in REPORT_FOLDERS.values() if f != first)]
     for folder in folders:
         try:
             data = json.loads((Path(reports_dir) / folder / f"{claim_id}.json").read_text(encoding="utf-8"))

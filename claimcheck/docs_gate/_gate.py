@@ -10,8 +10,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from claimcheck.claim import Claim
 from claimcheck.figures import Figure, MarkdownDoc, read_markdown
+from claimcheck.outcome.policy import not_checked, overturned, standing, undecided
 from claimcheck.store import StoredResult
 from claimcheck.suggest import did_you_mean
+from claimcheck.verdict import Verdict
 
 from ._anchors import class_matches, figures_by_anchor, find_anchors, machines_named
 from ._changes import changed_lines
@@ -20,10 +22,10 @@ from ._evidence import Evidence, claim_verdict, suggested_sentence
 from ._coverage import Coverage, Severity, unanchored, unreadable
 from ._measured import check_markers
 from ._stated import against_measured, against_stated, comparable
-from ._model import Anchor, ClaimInfo, DOC_SUFFIXES, FAILING, Problem, load_claim_index
+from ._model import Anchor, ClaimInfo, DOC_SUFFIXES, Problem, cites_badly, load_claim_index
 
 #: Findings that mean a cited claim has no decided result.
-UNDECIDED = frozenset({"inconclusive", "missing-result"})
+UNDECIDED = frozenset({"unconfirmed", "missing-result"})
 
 
 def doc_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -201,19 +203,19 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
     settled = _in_doc_correction(anchor, doc, claim, items, gating_text, evidence, reports_dir, strict, fixes)
     if settled is not None:
         return settled
-    if verdict in ("missing", "not-applicable") and evidence.committed is not None:
+    if (verdict is None or not_checked(verdict)) and evidence.committed is not None:
         return _not_measurable_here(anchor, claim, gating_text, evidence.committed, named)
-    if verdict in FAILING or verdict == "missing":
-        code = "missing-result" if verdict == "missing" else "verdict"
+    if cites_badly(verdict):
+        code = "missing-result" if verdict is None else "verdict"
         return [Problem(*where, _verdict_message(claim, verdict, items, gating_text, evidence, reports_dir), code=code)]
-    if verdict == "not-applicable":
+    if verdict is not None and not_checked(verdict):
         if not foreign_names:
             return [Problem(*where, f"claim `{claim.id}` is not applicable on {gating_text}; a figure from another "
                                     "machine must name that machine in its sentence (e.g. \"on the M1 Max\")",
                             code="verdict")]
         for machine in other_classes:
             other = claim_verdict(evidence.latest(claim.id, machine))
-            if other in FAILING:
+            if other is not None and cites_badly(other):
                 message = _verdict_message(claim, other, evidence.latest(claim.id, machine), machine, evidence,
                                            reports_dir)
                 return [Problem(*where, message, code="verdict")]
@@ -267,7 +269,7 @@ def _not_measurable_here(anchor: Anchor, claim: ClaimInfo, machine: str, committ
         evidence_text = "no committed evidence either"
     else:
         klass, items = found
-        evidence_text = f"committed evidence: {claim_verdict(items)} on {klass} (run {_run_of(items)})"
+        evidence_text = f"committed evidence: {_word(claim_verdict(items))} on {klass} (run {_run_of(items)})"
     return [Problem(anchor.path, anchor.line, anchor.column,
                     f"claim `{claim.id}` is not measurable on this runner (VM) ({machine}); {evidence_text}",
                     severity="warning", code="not-measurable")]
@@ -296,7 +298,7 @@ def _check_computed(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: S
     where = (anchor.path, anchor.line, anchor.column)
     machine = f"{items[0].machine_class} (computed; the same on every machine)"
     verdict = claim_verdict(items)
-    if verdict in FAILING:
+    if cites_badly(verdict):
         return [Problem(*where, _verdict_message(claim, verdict, items, machine, evidence, reports_dir), code="verdict")]
     problems = _compare_figures(anchor, doc, claim, items, machine, siblings, index, evidence, marked, inputs=True)
     return problems + _not_shown_able_to_fail(anchor, claim, items, machine)
@@ -333,7 +335,7 @@ def _co_cited_agrees(figure: Figure, anchor: Anchor, siblings: Sequence[Anchor],
 def _not_shown_able_to_fail(anchor: Anchor, claim: ClaimInfo, items: Sequence[StoredResult],
                             machine: str) -> list[Problem]:
     """A warning when the claim holds but its positive control was not refuted: the hold says little."""
-    weak = [i.result.control for i in items if i.verdict.value == "holds" and i.result.control is not None
+    weak = [i.result.control for i in items if standing(i.verdict) and i.result.control is not None
             and not i.result.control.shown_able_to_fail]
     if not weak or weak[0] is None:
         return []
@@ -358,7 +360,7 @@ def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items
     verdict = claim_verdict(items)
     banner = banner_above(doc, anchor.sentence)
     corrected = banner is not None or struck_through(doc, anchor.sentence)
-    if verdict in ("refuted", "inconsistent"):
+    if verdict is not None and overturned(verdict):
         if corrected:
             return []
         suggestion = suggested_sentence(reports_dir, claim.id, verdict)
@@ -368,26 +370,30 @@ def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items
         message = (_verdict_message(claim, verdict, items, machine, evidence, reports_dir)
                    + f"; its sentence needs a dated correction banner above it, or a strike-through{how}")
         return [Problem(*where, message, code="uncorrected")]
-    if banner is not None and verdict == "holds":
+    if banner is not None and verdict is not None and standing(verdict):
         return [Problem(*where, f"a correction banner ({banner[:60]}) stands above a sentence citing claim "
                                 f"`{claim.id}`, which holds on {machine}; remove it, or anchor the claim it corrects",
                         code="needless-correction")]
-    if verdict == "inconclusive":
+    if verdict is not None and undecided(verdict):
         return [Problem(*where, _verdict_message(claim, verdict, items, machine, evidence, reports_dir)
                         + "; unconfirmed here, not overturned", severity="error" if strict else "warning",
-                        code="inconclusive")]
+                        code="unconfirmed")]
     return None
 
 
-def _verdict_message(claim: ClaimInfo, verdict: str, items: Sequence[StoredResult], machine: str,
+def _word(verdict: Verdict | None) -> str:
+    return verdict.value if verdict is not None else "missing"
+
+
+def _verdict_message(claim: ClaimInfo, verdict: Verdict | None, items: Sequence[StoredResult], machine: str,
                      evidence: Evidence, reports_dir: str | Path | None) -> str:
-    if verdict == "missing":
+    if verdict is None:
         if evidence.store is None:
             where = f" at {evidence.label}" if evidence.label else ""
             return f"claim `{claim.id}` has no result on {machine} (no evidence store{where})"
         return f"claim `{claim.id}` has no result on {machine}; run it before a doc cites it"
-    reason = next((" ".join(i.reason.split()) for i in items if i.verdict.value == verdict and i.reason), "")
-    message = f"claim `{claim.id}` is {verdict} on {machine}" + (f": {reason}" if reason else "")
+    reason = next((" ".join(i.reason.split()) for i in items if i.verdict is verdict and i.reason), "")
+    message = f"claim `{claim.id}` is {verdict.value} on {machine}" + (f": {reason}" if reason else "")
     suggestion = suggested_sentence(reports_dir, claim.id, verdict)
     if suggestion:
         message += f"; suggested: {suggestion}"

@@ -19,9 +19,16 @@ ANCHOR_RE = re.compile(r"^claims?\s*:\s*(?P<ids>.+?)\s*$", re.S | re.I)
 ID_RE = re.compile(ID_PATTERN)
 DOC_SUFFIXES = (".md", ".markdown")
 PERFORMANCE_FAMILIES = frozenset({"time", "bandwidth", "size", "throughput", "fraction", "information"})
-FAILING = ("refuted", "inconsistent", "stale", "inconclusive", "error")
-# Worst first: the verdict a claim with several items (grid) gets in the gate.
-VERDICT_VALUES = frozenset(v.value for v in Verdict)
+
+
+def cites_badly(verdict: Verdict | None) -> bool:
+    """The gate's one notion of failing: a cited claim with no result (``None``), or one that does not stand here.
+
+    Which verdicts do not stand is the verdict policy's to say (:func:`claimcheck.outcome.policy.cites_badly`).
+    """
+    from claimcheck.outcome import policy
+
+    return verdict is None or policy.cites_badly(verdict)
 
 # Machine names a sentence can cite a figure for; each matches machine classes
 # (``backend/device/memory``) whose text contains it, case-insensitively.
@@ -41,7 +48,8 @@ class Problem:
     column: int
     message: str
     severity: str = "error"  # "error" | "warning"
-    code: str = ""  # unknown-claim, draft, verdict, missing-result, disagrees, unanchored, claim-file
+    code: str = ""  # unknown-claim, draft, verdict, missing-result, unconfirmed, disagrees, unanchored,
+    # unreadable-figure, marker, not-measurable, claim-file, doc-file, no-path
 
     def __str__(self) -> str:
         prefix = "" if self.severity == "error" else f"{self.severity}: "

@@ -90,6 +90,33 @@ def _rule_interval(claim: ClaimInfo, unit: str | None) -> Interval | None:
         return None
 
 
+_VERSUS_RE = re.compile(r"^[\s*_]*(?:vs\.?|versus|against|over)[\s*_~≈]*$", re.I)
+
+
+def stated_ratios(claim: ClaimInfo) -> list[Interval]:
+    """Ratios the stated figure implies by comparing two figures of one unit ("6.18 vs 4.01 ms" is 1.54x).
+
+    Each is an interval from the two figures' printed precision, either way round.
+    """
+    figures = parse_figures(claim.figure)
+    out: list[Interval] = []
+    for left, right in zip(figures, figures[1:]):
+        if left.is_range or right.is_range or left.kind == "count" or right.kind == "count":
+            continue
+        if not _VERSUS_RE.match(claim.figure[left.end:right.start]) or (left.unit or right.unit) is None:
+            continue
+        target = right.unit or left.unit  # "6.18 vs 4.01 ms": the bare one shares its neighbour's unit
+        try:
+            a = left.interval(target if left.unit else None, tolerant=True)
+            b = right.interval(target if right.unit else None, tolerant=True)
+        except UnitError:
+            continue
+        if min(a[0], b[0]) <= 0:
+            continue
+        out += [(a[0] / b[1], a[1] / b[0]), (b[0] / a[1], b[1] / a[0])]
+    return out
+
+
 def _unit_for(figure: Figure) -> str | None:
     if figure.kind == "count" and figure.count_of is not None:
         return "ratio"
@@ -145,6 +172,14 @@ def against_stated(figure: Figure, text: str, claim: ClaimInfo) -> Stated:
         if overlaps(quoted, allowed):
             return Stated(True, claim.figure)
     if not compared:
+        ratios = stated_ratios(claim)
+        if ratios and family_of(unit) == "fraction":
+            try:
+                shown = [(convert(low, "ratio", unit), convert(high, "ratio", unit)) for low, high in ratios]
+            except UnitError:
+                shown = []
+            if shown:
+                return Stated(any(overlaps(quoted, r) for r in shown), claim.figure)
         if band is not None:
             return Stated(overlaps(quoted, band), claim.figure or "(no figure)")
     return Stated(False if compared else None, claim.figure)

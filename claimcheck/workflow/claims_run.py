@@ -20,7 +20,7 @@ from typing import Sequence
 
 from claimcheck import expectations
 from claimcheck.store import DEFAULT_PATH, EvidenceStore, choose_class
-from claimcheck.verdict import Verdict
+from claimcheck.outcome.policy import overturned, treat
 
 from .github import annotation, write_summary
 
@@ -50,17 +50,17 @@ def propose(store_path: Path, lock_path: Path, folder: Path) -> str | None:
     expectations.write(folder / expectations.LOCK_NAME, proposed)
     shutil.copyfile(store_path, folder / "claimcheck.sqlite")
     section = proposed.classes[run.machine_class]
-    refuted = sorted(k for k, v in section.items.items() if v is Verdict.REFUTED)
-    independent = sum(1 for r in results if r.verdict is Verdict.REFUTED and lock.covers(run.machine_class, r.item_id))
-    errors = [r.item_id for r in results if r.verdict is Verdict.ERROR]
+    refuted = sorted(k for k, v in section.items.items() if overturned(v))
+    independent = sum(1 for r in results if overturned(r.verdict) and lock.covers(run.machine_class, r.item_id))
+    errors = [r.item_id for r in results if treat(r.verdict).category == "error"]
     lines = [f"### First run on `{run.machine_class}`", "",
              f"`{lock_path}` has no section for this machine class, so run `{run.run_id}` is recorded as its "
-             f"proposed expectations ({len(section.items)} item(s), {len(refuted)} refuted beyond the "
+             f"proposed expectations ({len(section.items)} item(s), {len(refuted)} overturned beyond the "
              f"{independent} the every-class section already expects) instead of failing each refutation.", "",
              "Review the uploaded artifact, then add the section:", "", "```bash",
              "claimcheck accept --from-artifact PATH/TO/DOWNLOADED/ARTIFACT", "```", ""]
     if refuted:
-        lines += ["| proposed refutation |", "|---|", *[f"| `{item}` |" for item in refuted], ""]
+        lines += ["| proposed refutation or contradiction |", "|---|", *[f"| `{item}` |" for item in refuted], ""]
     if errors:
         lines += [f"{len(errors)} item(s) ended in error (not expectations): " + ", ".join(f"`{e}`" for e in errors),
                   ""]

@@ -473,8 +473,8 @@ def test_inconclusive_is_a_warning_unless_strict(tmp_path, claims_dir):
     store = make_store(tmp_path / "s.sqlite", [(CPU, [outcome("qmv-large-bw", "inconclusive", 0.3, 0.1, 0.5)])])
     text = "qmv reaches 30%. <!-- claim: qmv-large-bw -->\n"
     relaxed = gate(tmp_path, text, store, claims_dir)
-    assert relaxed.ok and [p.code for p in relaxed.warnings] == ["inconclusive"]
-    assert [p.code for p in gate(tmp_path, text, store, claims_dir, strict=True).errors] == ["inconclusive"]
+    assert relaxed.ok and [p.code for p in relaxed.warnings] == ["unconfirmed"]
+    assert [p.code for p in gate(tmp_path, text, store, claims_dir, strict=True).errors] == ["unconfirmed"]
 
 
 def test_fix_inserts_the_suggested_banner_and_the_gate_then_passes(tmp_path, claims_dir, monkeypatch, capsys):

@@ -43,3 +43,9 @@ def test_counts_must_match_their_denominator() -> None:
     info = claim("0 exact matches in 924", unit="rate")
     assert stated("0 of 924", info) is True
     assert stated("0 of 900", info) is False and stated("3 of 924", info) is False
+
+
+def test_a_ratio_the_stated_figures_imply_is_the_stated_figure_of_an_x_quote() -> None:
+    info = claim("upstream reproduces 6.18 vs 4.01 ms", threshold=1.5)  # 1.54x, either way round 0.65x
+    assert stated("about 1.5x slower", info) is True and stated("0.65x", info) is True
+    assert stated("about 30x slower", info) is False and stated("1.1x", info) is False

@@ -66,7 +66,7 @@ def test_deterministic_rules_decide_on_every_value(demo_project: pytest.Pytester
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed") == 4 and outcomes.get("failed") == 1, result.stdout.str()
     for claim_id, (_, _, expected) in CASES.items():
-        word = "PASSED" if expected == "passed" else "FAILED"
+        word = "PASSED" if expected == "passed" else "REFUTED"  # the policy's word: why it failed
         result.stdout.fnmatch_lines([f"{word} claims/user.yaml::{claim_id}*"])
     result.stdout.fnmatch_lines(["*computed 5; the doc's figure 0 ± 0 does not follow from its own inputs*"])
 

@@ -121,3 +121,18 @@ def test_plot_declarations_travel_with_the_run(demo_project: pytest.Pytester, tm
     assert done.returncode == 0, done.stderr[-2000:]
     assert "plotted-arms.png" in done.stdout
     assert (elsewhere / "reports" / "plots" / "plotted-arms.png").stat().st_size > 0
+
+
+def test_a_repeated_id_under_xdist_stops_the_run_before_any_worker_runs(demo_project: pytest.Pytester) -> None:
+    """Under xdist the controller collects nothing, so it checks the claims folders for repeats itself."""
+    text = claim_yaml("twice", "normal", params={"mean": 5}, check={"rule": "at_least", "output": "x", "threshold": 0})
+    (demo_project.path / "claims" / "a.yaml").write_text(text)
+    (demo_project.path / "claims" / "b.yaml").write_text(text)
+    store_path = demo_project.path / "s.sqlite"
+    result = demo_project.runpytest_subprocess("claims", "-n", "2", f"--claims-store={store_path}", "-p",
+                                               "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    assert "claims/b.yaml:1: id: duplicate claim id `twice` (first defined at " in output
+    assert "Traceback" not in output and "INTERNALERROR" not in output
+    assert not store_path.exists()

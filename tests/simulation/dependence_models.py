@@ -159,3 +159,27 @@ def power_table(rows: list[tuple[str, str, float, float, float]]) -> str:
     """The power rows as printed: the right verdict's rate (power), the wrong one's, samples used."""
     head = f"{'case':<28}{'noise':<17}{'power':>7}{'wrong':>7}{'E[n]':>6}"
     return "\n".join([head, "-" * len(head)] + [f"{c:<28}{n:<17}{p:>7.3f}{w:>7.3f}{e:>6.1f}" for c, n, p, w, e in rows])
+
+
+def flip_rate(items: int, load_se: float, seed: int) -> tuple[float, float]:
+    """Share of edge items whose verdict flips holds <-> refuted between two runs of one commit.
+
+    Each item is a one-sample timing ``at_least`` with its true median at the threshold; each run
+    of it adds a per-run load, a shift of ``load_se`` standard errors of the median (N(0, 1) times
+    that), shared by all its samples. Returns (flips, share decided in both runs).
+    """
+    from claimcheck.verdict import Verdict
+
+    rng = np.random.default_rng(seed)
+    se = math.sqrt(math.pi / 2) * 2.0 / math.sqrt(ROUNDS)  # SE of the median of 30 N(100, 2) samples
+    check = H.rules.make_check("at_least", {"threshold": 100.0}, labels=("x",))
+    flips = decided = 0
+    for _ in range(items):
+        verdicts = []
+        for _run in range(2):
+            x = 100.0 + 2.0 * rng.standard_normal(ROUNDS) + load_se * se * rng.standard_normal()
+            verdicts.append(H.run_item(check, [("x", x)], timing=True)[0])
+        decisive = {Verdict.HOLDS, Verdict.REFUTED}
+        decided += all(v in decisive for v in verdicts)
+        flips += set(verdicts) == decisive
+    return flips / items, decided / items

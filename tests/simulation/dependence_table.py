@@ -25,7 +25,19 @@ def main(argv: list[str]) -> int:
     print(H.table(error_results(reps)))
     print()
     print(D.power_table(D.power_rows(reps, seed=SEED + 1000)))
+    print()
+    print(flip_lines(reps))
     return 0
+
+
+def flip_lines(items: int) -> str:
+    """The between-run flip rate of edge items, at equal load and at a per-run load of 1 SE."""
+    lines = []
+    for load in (0.0, 1.0):
+        flips, decided = D.flip_rate(items, load, seed=SEED + 2000 + int(load))
+        lines.append(f"per-run load {load:.0f} SE: {flips:.3f} of {items} edge items flip holds <-> refuted "
+                     f"between two runs ({decided:.3f} decided in both)")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

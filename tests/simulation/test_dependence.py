@@ -59,6 +59,7 @@ def test_full_dependent_noise_table(report_table) -> None:  # type: ignore[no-un
     results = T.error_results(1000)
     report_table("dependent-noise error rates, 1,000 runs a cell", H.table(results))
     report_table("dependent-noise power rows, 1,000 runs a row", D.power_table(D.power_rows(1000, T.SEED + 1000)))
+    report_table("between-run flips of edge items (at_least, timing, n = 30)", T.flip_lines(1000))
     outside = {(r.rule, r.noise) for r in results if not r.within(2.0)}
     assert outside <= KNOWN_LIMITS, sorted(outside - KNOWN_LIMITS)
     assert all(r.within(3.0) for r in results if (r.rule, r.noise) not in KNOWN_LIMITS)
