@@ -265,8 +265,9 @@ def reading_span(of: str, ctx: ProbeContext, inputs: dict[str, Any]) -> dict[str
         for name, got in out.items():
             if name in lows:
                 lows[name], highs[name] = min(lows[name], float(got[0])), max(highs[name], float(got[0]))
-    return {name: [float(out[0]), lows[name], highs[name]] if highs[name] > lows[name] else [float(out[0])]
-            for name, out in central.items()}
+    # rounded to 12 decimals: a span end at 0 stays 0, not the 1e-15 of float cancellation
+    return {name: [float(out[0]), round(lows[name], 12), round(highs[name], 12)] if highs[name] > lows[name]
+            else [float(out[0])] for name, out in central.items()}
 
 
 @probe("readings", outputs=READING_OUTPUTS, deterministic=True)
