@@ -92,6 +92,13 @@ def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def chain_text(claim_id: str, chain: Sequence[str]) -> str:
+    """``child <- root (refuted) -> child``; a claim its source withdrew itself is named once, with the reason."""
+    if len(chain) == 1 and chain[0].startswith(claim_id + " ("):
+        return f"{claim_id} {chain[0][len(claim_id) + 1:]}"
+    return f"{claim_id} <- " + " -> ".join(chain)
+
+
 def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
     """The claimcheck section of the terminal summary, rendered from the run's findings."""
     findings = cs.current_findings()
@@ -122,7 +129,7 @@ def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
     chained = {f.claim_id: f.verdict.value for f in claims if f.treatment.listed == "chain"}
     for claim_id, chain in sorted(cs.stale.items()):
         if claim_id in chained:
-            terminal.write_line(f"{chained[claim_id]}: {claim_id} <- " + " -> ".join(chain), yellow=True)
+            terminal.write_line(f"{chained[claim_id]}: {chain_text(claim_id, chain)}", yellow=True)
     for finding in sorted(claims, key=lambda f: f.item_id):
         if finding.treatment.listed == "reason":  # the source contradicts itself: say where
             terminal.write_line(f"{finding.verdict.value}: {finding.item_id}: {finding.result.reason}", yellow=True)

@@ -118,7 +118,7 @@ ROLES: dict[tuple[Role, Verdict], Treatment] = {
     (Role.CONTROL, Verdict.HOLDS): _row("controls", "c", "CONTROL NOT REFUTED", "yellow", "skipped", None, "warning"),
     (Role.CONTROL, Verdict.INCONCLUSIVE): _row("controls", "c", "CONTROL NOT REFUTED", "yellow", "skipped", None,
                                                "warning"),
-    (Role.NOT_SHOWN, Verdict.HOLDS): _row("not shown able to fail", "n", "NOT SHOWN ABLE TO FAIL", "yellow",
+    (Role.NOT_SHOWN, Verdict.HOLDS): _row("not shown able to fail here", "n", "NOT SHOWN ABLE TO FAIL HERE", "yellow",
                                           "skipped", None, "warning"),
 }
 

@@ -98,15 +98,16 @@ def test_probe_failure_is_error_verdict_and_run_continues(demo_project: pytest.P
 
 def test_exclusive_items_never_overlap_under_xdist(demo_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     demo_project.makepyfile(**{"probes/sleepy.py": '''
-import os, time, json
-from claimcheck.probe import probe, Output, ProbeContext
+import os, random, time, json
+from claimcheck.api import probe, Output, ProbeContext
 
 @probe("sleepy", outputs={"x": Output("")})
 def sleepy(ctx: ProbeContext, *, tag: int) -> dict:
     start = time.time(); time.sleep(0.3); end = time.time()
     with open(os.environ["SPANS"], "a") as f:
         f.write(json.dumps([tag, start, end]) + "\\n")
-    return {"x": [1.0 + 0.001 * i for i in range(ctx.n)]}
+    rng = random.Random(tag)  # independent, seeded values: this test is about scheduling, not noise
+    return {"x": [1.0 + 0.001 * rng.random() for _ in range(ctx.n)]}
 '''})
     claims = []
     for tag in range(6):
