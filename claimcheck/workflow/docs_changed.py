@@ -22,7 +22,7 @@ import yaml
 
 from claimcheck import docs_gate, expectations
 from claimcheck.docs_gate import doc_files, find_anchors, load_claim_index
-from claimcheck.expected_run import judge
+from claimcheck.outcome import find
 from claimcheck.figures import read_markdown
 from claimcheck.store import DEFAULT_PATH, EvidenceStore, choose_class
 
@@ -89,8 +89,7 @@ def run_changes(store_path: Path, lock: Path, machine_class: str | None) -> set[
         results = store.results(run.run_id) if run else []
     out = set()
     for stored in results:
-        judged = judge(stored.result, expected, strict=False)
-        if judged is not None and judged.agreement in CHANGES:
+        if find(stored.result, expected).agreement in CHANGES:
             out.add(stored.claim_id)
     return out
 

@@ -18,19 +18,15 @@ from typing import Sequence
 
 from claimcheck import expectations
 from claimcheck.expectations import Agreement, Expectations
-from claimcheck.expected_run import judge
+from claimcheck.outcome import find
 from claimcheck.numbers import estimate
 from claimcheck.store import DEFAULT_PATH, EvidenceStore, StoredResult, StoredRun, choose_class
 
 from .github import annotation, table_cell, write_summary
 
-#: Agreements a reviewer must look at, worst first, and the annotation level each gets.
-CHANGES: dict[Agreement, str] = {
-    Agreement.CHANGED: "error",
-    Agreement.UNREVIEWED: "error",
-    Agreement.UNDECIDED: "warning",
-    Agreement.NEWLY_DECIDED: "warning",
-}
+#: Agreements a reviewer must look at, worst first (each is annotated at its finding's CI level).
+CHANGES: tuple[Agreement, ...] = (Agreement.CHANGED, Agreement.UNREVIEWED, Agreement.UNDECIDED,
+                                  Agreement.NEWLY_DECIDED)
 
 
 @dataclass(frozen=True)
@@ -44,6 +40,7 @@ class VerdictRow:
     figure: str
     path: str
     line: int
+    level: str | None = None  # the verdict policy's annotation level for the item
 
     @property
     def changed(self) -> bool:
@@ -76,10 +73,11 @@ def rows(results: Sequence[StoredResult], lock: Expectations) -> list[VerdictRow
     for stored in results:
         if stored.result.control_for is not None:
             continue
-        judged = judge(stored.result, lock, strict=False)
-        out.append(VerdictRow(stored.item_id, stored.verdict.value, judged.expected if judged else None,
-                              judged.agreement if judged else None, _figure(stored),
-                              _relative(stored.claim.path), stored.claim.line))
+        finding = find(stored.result, lock)
+        out.append(VerdictRow(stored.item_id, stored.verdict.value,
+                              finding.expected.value if finding.expected is not None else None, finding.agreement,
+                              _figure(stored), _relative(stored.claim.path), stored.claim.line,
+                              finding.treatment.ci_level))
     order = list(CHANGES)
     return sorted(out, key=lambda r: (order.index(r.agreement) if r.agreement in CHANGES else len(order), r.item_id))
 
@@ -146,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if row.changed and row.agreement is not None:
             message = (f"{row.item_id}: {row.verdict} on {run.machine_class}, expected "
                        f"{row.expected or 'nothing'} ({row.agreement.value}); if it is right: claimcheck accept")
-            print(annotation(CHANGES[row.agreement], message, file=row.path or None, line=row.line or None,
+            print(annotation(row.level or "warning", message, file=row.path or None, line=row.line or None,
                              title="claimcheck verdict"))
     print(f"claimcheck summary: run {run.run_id} on {run.machine_class} ({choice.how}); "
           f"{sum(row.changed for row in table)} change(s) against {lock_path}", file=sys.stderr)

@@ -139,3 +139,49 @@ def test_the_published_outcome_table_is_the_policy() -> None:
 
     published = Path(__file__).resolve().parents[2] / "docs" / "outcomes.md"
     assert published.read_text() == markdown(), "regenerate: python -m claimcheck.outcome.table > docs/outcomes.md"
+
+
+GATE_CLAIM = """\
+id: {id}
+title: A cited claim
+statement: It holds.
+source: {{doc: doc.md, section: "§1", figure: "some figure"}}
+scope: {{kind: portable, backend: any}}
+probe: {{name: p}}
+check: {{rule: at_most, output: ms, threshold: 1.0}}
+"""
+
+
+@pytest.mark.parametrize("strict", [False, True], ids=["lenient", "strict"])
+def test_the_docs_gate_judges_a_citation_as_the_policy_says(strict: bool, tmp_path: Path) -> None:
+    """A sentence citing an item: overturned is an error, undecided a warning (an error under strict), a
+    premise that failed or a probe that failed an error, a holding claim nothing; never a verdict of its own."""
+    from claimcheck.docs_gate import check_docs
+    from claimcheck.store import EvidenceStore
+
+    results = [result_with(verdict) for verdict in Verdict]
+    claims = tmp_path / "claims"
+    claims.mkdir()
+    (claims / "cited.yaml").write_text("---\n".join(GATE_CLAIM.format(id=r.claim_id) for r in results))
+    doc = tmp_path / "doc.md"
+    doc.write_text("".join(f"Sentence {i} cites it. <!-- claim: {r.claim_id} -->\n\n" for i, r in enumerate(results)))
+    with EvidenceStore(tmp_path / "store.sqlite") as store:
+        run_id = store.begin_run(machine={"device": MACHINE_CLASS}, machine_class=MACHINE_CLASS)
+        for result in results:
+            store.record(run_id, result)
+        store.finish_run(run_id)
+        report = check_docs([doc], store, claim_paths=[claims], machine_class=MACHINE_CLASS,
+                            reports_dir=tmp_path / "reports", strict=strict)
+    for line, result in enumerate(results, start=1):
+        verdict = result.verdict
+        found = {p.severity for p in report.problems if p.line == 2 * line - 1}
+        if policy.standing(verdict):
+            expected: set[str] = set()
+        elif policy.not_checked(verdict):
+            continue  # outside its scope here: the gate looks for the committed evidence of its own class
+        elif policy.undecided(verdict):
+            expected = {"error" if strict else "warning"}
+        else:  # overturned, stale or errored: the sentence cites what does not stand here
+            expected = {"error"}
+        assert found == expected, (verdict, [str(p) for p in report.problems])
+        assert policy.cites_badly(verdict) == bool(found)
