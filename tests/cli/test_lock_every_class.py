@@ -16,13 +16,17 @@ LOCK = ROOT / "claims" / "verdicts.lock"
 EPYC, XEON, METAL = "cpu/AMD EPYC/16-32GiB", "cpu/Intel Xeon/16-32GiB", "metal/Apple M1 Max/64-128GiB"
 
 
-def test_the_committed_lock_holds_the_24_machine_independent_refutations_with_their_reasons() -> None:
+def test_the_committed_lock_holds_the_machine_independent_expectations_with_their_reasons() -> None:
     lock = expectations.read(LOCK)
     every = lock.every_class
-    assert len(every) == 24 and {e.verdict for e in every.values()} == {Verdict.REFUTED}
-    kinds = Counter(e.why.split(" (")[0] for e in every.values())
-    assert kinds == {"arithmetic on the source's printed figures": 13, "seeded, deterministic curve result": 6,
-                     "numerical check of MLX ops on fixed seeded inputs": 5}
+    kinds = Counter((e.why.split(" (")[0], e.verdict) for e in every.values())
+    # 12 arithmetic items (one holds since its readings became intervals; one withdrawn with its
+    # decomposition), 6 seeded curve results, 5 numerical checks (4 hold on their test's uniform inputs).
+    assert kinds == {("arithmetic on the source's printed figures", Verdict.REFUTED): 11,
+                     ("arithmetic on the source's printed figures", Verdict.HOLDS): 1,
+                     ("seeded, deterministic curve result", Verdict.REFUTED): 6,
+                     ("numerical check of MLX ops on fixed seeded inputs", Verdict.REFUTED): 1,
+                     ("numerical check of MLX ops on fixed seeded inputs", Verdict.HOLDS): 4}
     assert all(e.backend == ("any" if e.why.startswith("arithmetic") else "cpu") for e in every.values())
     assert not set(every) & set(lock.classes[EPYC].items), "each expectation lives in one section"
 
@@ -31,7 +35,7 @@ def test_a_class_without_a_section_is_judged_on_the_every_class_items() -> None:
     lock = expectations.read(LOCK)
     assert not lock.covers(XEON) and lock.covers(XEON, "factual-funnel") and lock.covers(EPYC)
     for item in lock.every_class:
-        assert lock.expected(XEON, item) is Verdict.REFUTED is lock.expected(EPYC, item)
+        assert lock.expected(XEON, item) is lock.every_class[item].verdict is lock.expected(EPYC, item)
     assert lock.expected(METAL, "moe-26b-600-ceiling") is Verdict.REFUTED, "arithmetic: every backend"
     assert lock.expected(METAL, "factual-funnel") is None and not lock.covers(METAL, "factual-funnel"), \
         "a seeded curve result is the same only where the backend is"
