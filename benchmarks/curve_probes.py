@@ -30,9 +30,9 @@ def main() -> None:
 
     blas = ensure_fast_blas()
     from claimcheck.models import load
-    from claimcheck.sampling import ROUTE_POLICIES, GenerationRequest, GenerationStats, generate_batch, get_policy
-    from claimcheck.sampling.forkmap import traced_positions
-    from claimcheck.sampling.runs import greedy_references, position_features, reference_pass
+    from claimcheck.probing.sampling import ROUTE_POLICIES, GenerationRequest, GenerationStats, generate_batch, get_policy
+    from claimcheck.probing.sampling.forkmap import traced_positions
+    from claimcheck.probing.sampling.runs import greedy_references, position_features, reference_pass
     from probes.curve_prompts import select_prompts
     from probes.curve_text import chat_ids, stop_token_ids
 

@@ -29,8 +29,8 @@ def main() -> None:
 
     blas = ensure_fast_blas()
     from claimcheck.models import load
-    from claimcheck.sampling import TraceRules
-    from claimcheck.sampling.runs import bisector_traces
+    from claimcheck.probing.sampling import TraceRules
+    from claimcheck.probing.sampling.runs import bisector_traces
     from probes.curve_prompts import select_prompts
     from probes.curve_text import chat_ids, stop_token_ids
 

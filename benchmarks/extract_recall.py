@@ -99,7 +99,7 @@ def figure_numbers(text: str) -> list[tuple[float, str]]:
 
 
 def load_claims(folder: Path) -> list:
-    from claimcheck.loader import iter_claim_files, read_claim_file
+    from claimcheck.claims.loader import iter_claim_files, read_claim_file
 
     claims = []
     for path in iter_claim_files([folder]):

@@ -42,9 +42,9 @@ class CountingModel:
 def run_arm(lm: Any, keep: bool, prompts: Any, chosen: Any, seeds: int, coherence_seeds: int, batch_size: int) -> dict[str, Any]:
     """The fork-map and route-hazard probes from an empty cache; outputs, artifacts, tokens and seconds."""
     import claimcheck.models
-    import claimcheck.sampling.reference as reference
-    import claimcheck.sampling.runs  # noqa: F401 - bound before the patch below: only the route probe's passes change
-    from claimcheck.probe import ProbeContext
+    import claimcheck.probing.sampling.reference as reference
+    import claimcheck.probing.sampling.runs  # noqa: F401 - bound before the patch below: only the route probe's passes change
+    from claimcheck.probing.registry import ProbeContext
     from probes import fork_map, route_hazard
 
     counting = CountingModel(lm.model)
@@ -95,7 +95,7 @@ def main() -> None:
 
     blas = ensure_fast_blas()
     from claimcheck.models import load
-    from claimcheck.sampling.reference import reference_pass
+    from claimcheck.probing.sampling.reference import reference_pass
     from probes.curve_prompts import select_prompts
     from probes.curve_text import chat_ids
 

@@ -39,7 +39,7 @@ def sample_ms(label: str) -> list[float]:
     """Durations (ms) of real samples of the pack's cheapest timed units."""
     import probes.bandwidth as bandwidth
     import probes.decode_loop as decode
-    from claimcheck.probe import ProbeContext
+    from claimcheck.probing.registry import ProbeContext
 
     ctx = ProbeContext(n=10)
     if label == "op_chain (1000 ops)":

@@ -21,10 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from claimcheck.loader import check_probe, load_claims  # noqa: E402
+from claimcheck.claims.loader import check_probe, load_claims  # noqa: E402
 from claimcheck.machine import detect_backend  # noqa: E402
-from claimcheck.probe import ProbeContext, load_probe_modules  # noqa: E402
-from claimcheck.sampler import Sampler  # noqa: E402
+from claimcheck.probing.registry import ProbeContext, load_probe_modules  # noqa: E402
+from claimcheck.engine.sampler import Sampler  # noqa: E402
 
 DEFAULT = ["qmv-bw-rises-with-size-portable", "roofline-bigger-closer-portable"]
 

@@ -25,8 +25,8 @@ def main() -> None:
 
     blas = ensure_fast_blas()
     from claimcheck.models import load
-    from claimcheck.sampling import get_policy
-    from claimcheck.sampling.runs import temperature_search
+    from claimcheck.probing.sampling import get_policy
+    from claimcheck.probing.sampling.runs import temperature_search
     from probes.curve_prompts import select_prompts
     from probes.curve_text import chat_ids, stop_token_ids
     from probes.temperature_search import TEMPERATURE_GRID

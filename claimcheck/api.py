@@ -16,7 +16,7 @@ from typing import Any
 
 from claimcheck.errors import ClaimcheckError, NotApplicable, ProbeError, Undecidable
 from claimcheck.models import DEFAULT_MODEL, LoadedModel, load
-from claimcheck.probe import Output, PackPlot, ProbeContext, probe
+from claimcheck.probing.registry import Output, PackPlot, ProbeContext, probe
 
 __all__ = [
     "DEFAULT_MODEL", "ClaimcheckError", "LoadedModel", "NotApplicable", "OpEntry", "Output", "PackPlot",

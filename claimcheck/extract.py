@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from claimcheck.figures import UNITS, Cell, Figure, MarkdownDoc, Sentence, read_markdown, unit_of
-from claimcheck.loader import DRAFT_PROBE
+from claimcheck.claims.loader import DRAFT_PROBE
 
 AT_LEAST_CUES = ("≥", ">=", "at least", "reaches", "reached", "reach", "above", "more than", "exceeds", "exceed",
                  "over", ">", "≳", "minimum of")
@@ -273,7 +273,7 @@ def _section_tag(section: str) -> str:
 
 def _scope(doc: MarkdownDoc) -> dict[str, Any]:
     """``as-stated`` on the machine the doc names first (Apple chips -> metal), else portable."""
-    from claimcheck.docs_gate import machines_named
+    from claimcheck.gate import machines_named
 
     names = [n for n in machines_named(doc.masked) if n.upper() != "CPU"]
     if not names:

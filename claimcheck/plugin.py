@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from claimcheck import locking, progress_report
+from claimcheck.engine import exclusive as locking
+from claimcheck.pytest_plugin import progress as progress_report
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimcheckError, ClaimError
-from claimcheck.run_options import RunOptions
-from claimcheck.session import ClaimSession
+from claimcheck.engine.options import RunOptions
+from claimcheck.pytest_plugin.session import ClaimSession
 from claimcheck.suggest import closest
 
 if TYPE_CHECKING:  # pragma: no cover - the statistics load with the first claim, not with the plugin
-    from claimcheck.result import ItemResult
+    from claimcheck.engine.result import ItemResult
 
 PROPERTY = "claimcheck"
 
@@ -87,7 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "as_stated: claim scoped to the machine the source doc measured")
     config.addinivalue_line("markers", "exclusive: timing claim that never runs beside another item")
     config.addinivalue_line("markers", "control: a claim's positive control (--claims-controls), which must be refuted")
-    from claimcheck.run_options import option_problems
+    from claimcheck.engine.options import option_problems
 
     problems = option_problems(config.getoption)
     if problems:  # one line per bad value, before anything is collected or run
@@ -114,15 +115,15 @@ def pytest_configure(config: pytest.Config) -> None:
         progress=progress_report.install(config, config.getoption("--claims-progress")),
     )
     config.stash[session_key] = ClaimSession(config, rootdir)
-    from claimcheck.hang_record import hang_recorder
+    from claimcheck.pytest_plugin.hang_record import hang_recorder
 
     config.stash[options_key] = dataclasses.replace(config.stash[options_key],
                                                     on_hang=hang_recorder(config.stash[session_key]))
     config.pluginmanager.register(RunHooks(config.stash[session_key]), "claimcheck-session")
-    from claimcheck.collect_errors import CollectionGuard
+    from claimcheck.pytest_plugin.collection import CollectionGuard
 
     config.pluginmanager.register(CollectionGuard(config.stash[session_key]), "claimcheck-collection")
-    from claimcheck.store_faults import StoreGuard
+    from claimcheck.pytest_plugin.store_faults import StoreGuard
 
     config.pluginmanager.register(StoreGuard(config), "claimcheck-store")
     _check_setup(config, config.stash[session_key])
@@ -252,7 +253,7 @@ def pytest_report_collectionfinish(config: pytest.Config, start_path: Path, item
             lines.append(f"claimcheck: {arg} is outside claims_dirs ({', '.join(dirs)}): its {len(skipped)} YAML "
                          f"file(s) were not collected as claims; add the folder's name to claims_dirs in the pytest "
                          "ini, or pass the files themselves")
-    from claimcheck.probe import shadow_notices
+    from claimcheck.probing.registry import shadow_notices
 
     return lines + [f"claimcheck: {notice}" for notice in shadow_notices()]
 
@@ -273,7 +274,7 @@ class RunHooks:
         cs.reports[report.nodeid] = report
         if _is_worker(cs.config) or cs.config.getoption("--claims-no-store"):
             return
-        from claimcheck import evidence
+        from claimcheck.pytest_plugin import evidence
 
         evidence.record_result(cs, result)  # opens the store on the first claim result; a fault is one line
 
@@ -282,7 +283,7 @@ class RunHooks:
         """Adjudicate, store and report once every item has a result (controller only)."""
         if _is_worker(session.config):
             return
-        from claimcheck import suite
+        from claimcheck.pytest_plugin import finish as suite
 
         suite.finish_session(self.cs, session)
 
@@ -293,7 +294,7 @@ def result_from_report(report: pytest.TestReport) -> ItemResult | None:
         return None
     for name, value in report.user_properties:
         if name == PROPERTY:
-            from claimcheck.result import ItemResult
+            from claimcheck.engine.result import ItemResult
 
             return ItemResult.from_record(json.loads(str(value)))
     return None
@@ -303,7 +304,7 @@ class ClaimFile(pytest.File):
     """A YAML file holding one or more claims."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from claimcheck.loader import check_dependencies, check_probe, expand_grid, item_id
+        from claimcheck.claims.loader import check_dependencies, check_probe, expand_grid, item_id
 
         session: ClaimSession = self.config.stash[session_key]
         if self.config.stash.get(probe_error_key, None) is not None:
@@ -314,7 +315,7 @@ class ClaimFile(pytest.File):
             self.config.stash[probe_error_key] = str(error)
             raise
         claims = session.file_claims(self.path)
-        from claimcheck.collect_errors import note_claims
+        from claimcheck.pytest_plugin.collection import note_claims
 
         note_claims(self.config, claims)
         known = dict(session.all_claims())
@@ -383,7 +384,7 @@ class ClaimItem(pytest.Item):
         options = config.stash[options_key]
         machine = fingerprint()
         session: ClaimSession = config.stash[session_key]
-        from claimcheck.runner import run_claim_item, scope_problem
+        from claimcheck.engine.runner import run_claim_item, scope_problem
 
         # An item outside its scope measures nothing, so it never waits for the lock.
         in_scope = scope_problem(self.claim, self.params, machine) is None
@@ -439,7 +440,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     session: ClaimSession | None = config.stash.get(session_key, None)
     if session is None or _is_worker(config) or not session.results:
         return
-    from claimcheck import suite
+    from claimcheck.pytest_plugin import finish as suite
 
     suite.terminal_summary(session, terminalreporter)
 
@@ -454,6 +455,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     findings = session.current_findings()
     if not findings:
         return
-    from claimcheck.junit import finalize
+    from claimcheck.pytest_plugin.junit import finalize
 
     finalize(Path(xmlpath), findings, session.expectations_path)

@@ -23,7 +23,7 @@ from claimcheck.harness.timing import (
     read_ceiling_gbps,
     reuse,
 )
-from claimcheck.probe import Output, PackPlot, ProbeContext, probe
+from claimcheck.probing.registry import Output, PackPlot, ProbeContext, probe
 
 
 def _random_words(mx: Any, shape: tuple[int, ...]) -> Any:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from claimcheck.harness.timing import interleaved_order, mlx_core
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 from .curve_text import DEFAULT_MODEL
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping, Sequence
 
-from claimcheck.cache import cached, lookup, results_dir
-from claimcheck.locking import hold
-from claimcheck.probe import Output, ProbeContext, ProbeFunction
+from claimcheck.engine.cache import cached, lookup, results_dir
+from claimcheck.engine.exclusive import hold
+from claimcheck.probing.registry import Output, ProbeContext, ProbeFunction
 
 
 def stored(ctx: ProbeContext, keys: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from claimcheck.probe import ProbeContext
+from claimcheck.probing.registry import ProbeContext
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 CACHE_VERSION = 1

@@ -36,7 +36,7 @@ from claimcheck.harness.timing import (
     mlx_core,
     read_ceiling_gbps,
 )
-from claimcheck.probe import Output, PackPlot, ProbeContext, probe
+from claimcheck.probing.registry import Output, PackPlot, ProbeContext, probe
 from .decode_schedules import Session, compare_arms, make_arm, output_name, padded, pipelined
 from .weight_bytes import account, kv_bytes_per_token
 

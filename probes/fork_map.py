@@ -15,7 +15,7 @@ from dataclasses import asdict
 from typing import Any, Callable, Mapping, Sequence
 
 from claimcheck.errors import ProbeError
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 from .curve_cache import cached_many, stored, whole_on_first_look
 from .curve_prompts import CurvePrompt, select_prompts
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
@@ -24,12 +24,12 @@ FEATURES = ("entropy", "p1", "p2", "margin", "bimodality")
 # Not local: the branch's reconvergence score, which defines the label. Only a positive control
 # uses it (a classifier given it must separate forks from re-merges).
 LEAKED_FEATURES = ("downstream_score",)
-SETTLE = "label"  # a branch stops once its label is decided (claimcheck.sampling.forkmap.RunTracker.label_settled)
+SETTLE = "label"  # a branch stops once its label is decided (claimcheck.probing.sampling.forkmap.RunTracker.label_settled)
 
 
 def trace_rules(genuine_p2: float) -> Any:
     """The trace thresholds of the original experiment, with the claim's genuine-alternative cut."""
-    from claimcheck.sampling import TraceRules
+    from claimcheck.probing.sampling import TraceRules
 
     return TraceRules(genuine_p2=float(genuine_p2))
 
@@ -64,10 +64,10 @@ def traces(
     genuine-only one is made. A full trace (``"all"``, for the route's labels) completes a stored
     genuine-only trace of the same prompt rather than tracing it again.
 
-    ``passes`` (a :class:`claimcheck.sampling.reference.ReferencePasses`) keeps the teacher-forced
+    ``passes`` (a :class:`claimcheck.probing.sampling.reference.ReferencePasses`) keeps the teacher-forced
     pass of each traced reference for a caller that reads the same references next.
     """
-    from claimcheck.sampling.runs import bisector_traces
+    from claimcheck.probing.sampling.runs import bisector_traces
 
     rules = trace_rules(genuine_p2)
     ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in prompts}
@@ -194,7 +194,7 @@ def fork_classifier(
     """Tell genuine forks from genuine re-merges by the local next-token distribution alone."""
     import numpy as np
 
-    from claimcheck.sampling.classify import auc, jackknife_auc
+    from claimcheck.probing.sampling.classify import auc, jackknife_auc
 
     unknown = [f for f in features if f not in FEATURES + LEAKED_FEATURES]
     if unknown:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
 from .curve_setup import prompt_run
 from .curve_text import DEFAULT_MODEL, model_key
@@ -16,8 +16,8 @@ from .curve_text import DEFAULT_MODEL, model_key
 
 def perturbed_policy(curve: str, perturb: float) -> Any:
     """The named curve with its interior knots raised by ``perturb`` in probability (ends kept)."""
-    from claimcheck.sampling import curve_policy
-    from claimcheck.sampling.curves import NAMED_CURVE_POINTS, TransferCurve
+    from claimcheck.probing.sampling import curve_policy
+    from claimcheck.probing.sampling.curves import NAMED_CURVE_POINTS, TransferCurve
 
     if curve not in NAMED_CURVE_POINTS:
         raise ValueError(f"`perturb` needs a named curve ({', '.join(sorted(NAMED_CURVE_POINTS))}), got {curve!r}")
@@ -58,7 +58,7 @@ def identity_control(
     ``perturb`` raises the curve's interior knots by that fraction in probability (y x (1 + perturb)),
     a slightly different curve: the positive control, which the comparison must tell apart.
     """
-    from claimcheck.sampling import GenerationRequest, generate_batch, get_policy
+    from claimcheck.probing.sampling import GenerationRequest, generate_batch, get_policy
 
     run = prompt_run(ctx, model, variant, prompts)
     chosen, lm, stops, ids = run.chosen, run.lm, run.stops, run.ids

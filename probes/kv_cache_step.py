@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from claimcheck.errors import ProbeError
 from claimcheck.harness.timing import Timer, interleaved_order, mlx_core
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 ARMS = ("concat", "kvcache", "rotating")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from claimcheck.harness.timing import Timer, check_bandwidth, gbps, mlx_core, read_ceiling_gbps, reuse, spin
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 ARMS = ("gather", "repeated", "dense", "merged")
 

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from claimcheck.errors import ProbeError
 from claimcheck.harness.timing import Timer, interleaved_order, mlx_core
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 from .op_declarations import op_catalogue, op_pair_problems
 from .op_inputs import distribution, drawn_from

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from claimcheck.harness.timing import mlx_core
-from claimcheck.probe import definition_source, same_definition
+from claimcheck.probing.registry import definition_source, same_definition
 from claimcheck.suggest import did_you_mean
 from .op_inputs import (
     QUANT_BITS,
@@ -81,7 +81,7 @@ def register_op(entry: OpEntry) -> OpEntry:
     """Add ``entry``; the same name for a different function is an error naming both.
 
     The same definition seen again (its module re-imported, or one file imported under two names:
-    ``claimcheck.probe.same_definition``, the rule probes follow) replaces it.
+    ``claimcheck.probing.registry.same_definition``, the rule probes follow) replaces it.
     """
     existing = _OPS.get(entry.name)
     if existing is not None and not same_definition(existing.fn, entry.fn):

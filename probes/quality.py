@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from claimcheck.harness.timing import mlx_core
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 from .curve_text import DEFAULT_MODEL, load_text_model
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from claimcheck.probe import Output, PackPlot, ProbeContext, probe
+from claimcheck.probing.registry import Output, PackPlot, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
 from .curve_setup import PromptRun, prompt_run
 from .curve_text import DEFAULT_MODEL, model_key
@@ -20,8 +20,8 @@ from .fork_map import trace_keys, trace_rules, traces
 from .route_exact import ExactCounts, exact_counts, log_or_none
 
 if TYPE_CHECKING:
-    from claimcheck.sampling.generate import Root
-    from claimcheck.sampling.reference import ReferencePasses
+    from claimcheck.probing.sampling.generate import Root
+    from claimcheck.probing.sampling.reference import ReferencePasses
 
 
 def route_values(
@@ -36,8 +36,8 @@ def route_values(
     trace_key_of: Mapping[str, dict[str, Any]],
 ) -> dict[str, Any]:
     """Per prompt and policy, the first departure of every seed and the coherence of fork departures (cached per prompt)."""
-    from claimcheck.sampling import GenerationStats, get_policy
-    from claimcheck.sampling.departures import first_departures, fork_departure_coherence
+    from claimcheck.probing.sampling import GenerationStats, get_policy
+    from claimcheck.probing.sampling.departures import first_departures, fork_departure_coherence
 
     lm, chosen, ids, stops = run.lm, run.chosen, run.ids, run.stops
     keys = {
@@ -90,7 +90,7 @@ def exact_values(
     policy_names: Sequence[str], trace_key_of: Mapping[str, dict[str, Any]],
 ) -> dict[str, dict[str, ExactCounts]]:
     """Per prompt and policy, the exact (seedless) expected departures and at-risk mass (``probes/route_exact.py``)."""
-    from claimcheck.sampling import get_policy
+    from claimcheck.probing.sampling import get_policy
 
     keys = {p.id: model_key(run.lm) | {"probe": "route_exact", "trace": trace_key_of[p.id], "policies": sorted(policy_names)}
             for p in run.chosen}
@@ -149,9 +149,9 @@ def route_hazard(
     batch_size: int = 64,
 ) -> dict[str, list[float]]:
     """Departure hazards at FORK vs REMERGE positions under matched seeds, and fork-departure coherence."""
-    from claimcheck.sampling import ROUTE_POLICIES, Counts, get_policy, hazard, jackknife_pseudovalues, sample_counts, selectivity
-    from claimcheck.sampling.reference import ReferencePasses
-    from claimcheck.sampling.routes import Value, ratio
+    from claimcheck.probing.sampling import ROUTE_POLICIES, Counts, get_policy, hazard, jackknife_pseudovalues, sample_counts, selectivity
+    from claimcheck.probing.sampling.reference import ReferencePasses
+    from claimcheck.probing.sampling.routes import Value, ratio
 
     for name in (policy, reference_policy):
         get_policy(name)  # fail fast on a typo

@@ -46,8 +46,8 @@ def policy_arm(
     stop_at_miss: bool,
 ) -> list[dict[str, Any]]:
     """The search's sample rows, drawn with ``policy`` at ``seeds`` (same fields as the temperature rows)."""
-    from claimcheck.sampling import GenerationRequest, generate_batch
-    from claimcheck.sampling.runs import can_still_match, common_prefix, content_recall, normalize_text
+    from claimcheck.probing.sampling import GenerationRequest, generate_batch
+    from claimcheck.probing.sampling.runs import can_still_match, common_prefix, content_recall, normalize_text
 
     target_text = target["text"]
 
@@ -82,7 +82,7 @@ def own_seed_divergence(
     A seeded draw that does not give itself back means the backend's sampling depends on more
     than the seed (on CUDA, on the batch the draw shared), so an exact match cannot be counted.
     """
-    from claimcheck.sampling import GenerationRequest, generate_batch
+    from claimcheck.probing.sampling import GenerationRequest, generate_batch
 
     again = generate_batch(model, [GenerationRequest(prompt=prompt, policy=policy, seed=int(seed), max_tokens=len(target["tokens"]))],
                            stop_ids=(), ban_ids=ban_ids)[0]
@@ -98,7 +98,7 @@ def exact_match_log10(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_
     ``rows[i]`` are the model's log-probs of token ``i`` given the prompt and ``tokens[:i]``; the
     banned ids are removed and the rest renormalised, as generation does before the policy applies.
     """
-    from claimcheck.sampling import log_softmax
+    from claimcheck.probing.sampling import log_softmax
 
     lp = np.array(rows, dtype=np.float64)
     if len(ban_ids):

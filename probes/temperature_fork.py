@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from claimcheck.errors import ProbeError
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 from .curve_cache import whole_on_first_look
 from .temperature_search import SEARCH, SearchDesign, record_search, run_search

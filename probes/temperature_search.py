@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from claimcheck.errors import Undecidable
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
 from .temperature_controls import exact_match_log10, own_seed_divergence, policy_arm, search_seeds
 from .curve_prompts import one_prompt
@@ -88,8 +88,8 @@ class SearchRun:
 
 def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64) -> SearchRun:
     """Draw (or read from the cache) the target and the sweep; fail unless the target's own seed gives it back."""
-    from claimcheck.sampling import get_policy
-    from claimcheck.sampling.runs import temperature_search as search
+    from claimcheck.probing.sampling import get_policy
+    from claimcheck.probing.sampling.runs import temperature_search as search
 
     chosen = one_prompt(design.prompt)
     target = get_policy(design.target_policy)
@@ -132,7 +132,7 @@ def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64)
 
 def record_search(ctx: ProbeContext, run: SearchRun) -> None:
     """The search's evidence: exact-match odds per policy, the target, per-temperature counts, the closest samples."""
-    from claimcheck.sampling import teacher_forced_logprobs, temperature_policy
+    from claimcheck.probing.sampling import teacher_forced_logprobs, temperature_policy
 
     rows, tokens = run.rows, run.result["target"]["tokens"]
     forced = teacher_forced_logprobs(run.lm.model, run.ids, tokens)

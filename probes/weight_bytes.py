@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from claimcheck.errors import NotApplicable, ProbeError
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 DTYPE_BYTES = {
     "F64": 8, "I64": 8, "U64": 8,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from claimcheck import cache
-from claimcheck.cache import cache_key, cache_root, cached
+from claimcheck.engine import cache
+from claimcheck.engine.cache import cache_key, cache_root, cached
 
 ENV = {"mlx": "0.32.4", "mlx_lm": "0.32.2", "claimcheck": "0.1.0", "machine_class": "cpu/AMD EPYC/16-32GiB"}
 

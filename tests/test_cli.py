@@ -128,7 +128,7 @@ def test_new_writes_a_claim_the_loader_reads_back(tmp_path, capsys) -> None:
     claims = tmp_path / "claims"
     assert cli.main(["new", "--id", "qmv-fast", "--claims-dir", str(claims), *NEW_FLAGS]) == 0
     written = claims / "qmv-fast.yaml"
-    from claimcheck.loader import read_claim_file
+    from claimcheck.claims.loader import read_claim_file
 
     (claim,) = read_claim_file(written)
     assert claim.id == "qmv-fast" and claim.check.number("threshold") == 90.0 and claim.check.unit == "GB/s"
@@ -164,7 +164,7 @@ def test_new_interactively_asks_for_what_the_flags_left_out(tmp_path, capsys) ->
                               "--bound", "at_least", "--no-probes", "--stdout", "--interactive"])
     assert cli.cmd_new(args, ask=lambda prompt: next(answers)) == 0
     text = capsys.readouterr().out
-    from claimcheck.loader import load_claims_text
+    from claimcheck.claims.loader import load_claims_text
 
     (claim,) = load_claims_text(text, "stdout")
     assert claim.title == "An interactive claim" and claim.check.rule == "ratio" and claim.check.number("threshold") == 0.74

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from claimcheck import machine
-from claimcheck.loader import load_claims
-from claimcheck.runner import scope_problem
+from claimcheck.claims.loader import load_claims
+from claimcheck.engine.runner import scope_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSCTL = {"machdep.cpu.brand_string": "Apple M1 Max", "hw.memsize": str(64 * 2**30)}

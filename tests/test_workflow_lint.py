@@ -114,7 +114,7 @@ def test_every_script_the_workflow_runs_ships_in_the_package():
             for command in (line.strip() for line in run.splitlines() if line.strip()):
                 assert command.startswith(("python -m pip", "pip install", "sudo apt-get", "pytest ",
                                            "python -m claimcheck.workflow.", "python3 -m claimcheck.workflow.",
-                                           "python -m claimcheck.docs_gate ", "claimcheck report")), command
+                                           "python -m claimcheck.gate ", "claimcheck report")), command
 
 
 def test_the_self_hosted_label_is_declared_for_actionlint():

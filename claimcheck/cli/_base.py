@@ -7,7 +7,7 @@ import sys
 
 
 OK, FAILED, USAGE = 0, 1, 2
-DISPATCH = {"docs": "claimcheck.docs_gate", "extract": "claimcheck.extract"}
+DISPATCH = {"docs": "claimcheck.gate", "extract": "claimcheck.extract"}
 
 
 class UsageError(Exception):

@@ -16,19 +16,19 @@ from ._base import FAILED, OK, UsageError, _fail
 
 def _loader() -> ModuleType:
     """The claim loader, imported only by the commands that read claim files."""
-    from claimcheck import loader
+    from claimcheck.claims import loader
 
     return loader
 
 
 def _load_probes(root: str, sources: Sequence[str] | None = None) -> None:
-    from claimcheck.probe import load_probe_modules
+    from claimcheck.probing.registry import load_probe_modules
 
     try:
         load_probe_modules(root, sources)
     except Exception as error:  # noqa: BLE001 - a broken probe module is an input error, shown in one line
         raise UsageError(f"cannot import the probes under {root}: {type(error).__name__}: {error}") from None
-    from claimcheck.probe import shadow_notices
+    from claimcheck.probing.registry import shadow_notices
 
     for notice in shadow_notices():
         print(f"claimcheck: {notice}", file=sys.stderr)
@@ -245,7 +245,8 @@ Check = Callable[[str], "str | None"]
 
 def _answer_checks(args: argparse.Namespace) -> dict[str, Check]:
     """What makes an answer acceptable, per field, so a typo is asked again instead of ending the dialogue."""
-    from claimcheck import rules, schema
+    from claimcheck import rules
+    from claimcheck.claims import schema
 
     def slug(value: str) -> str | None:
         return None if schema.valid_id(value) else "expected a slug (a-z, 0-9 and -, at most 80 characters)"
@@ -263,7 +264,7 @@ def _answer_checks(args: argparse.Namespace) -> dict[str, Check]:
     def probe(value: str) -> str | None:
         if args.no_probes:
             return None
-        from claimcheck.probe import UnknownProbeError, get_probe
+        from claimcheck.probing.registry import UnknownProbeError, get_probe
 
         try:
             get_probe(value)
@@ -278,7 +279,7 @@ def _output_check(args: argparse.Namespace) -> Check | None:
     """The probe's declared outputs, when the probe is checked and known."""
     if args.no_probes:
         return None
-    from claimcheck.probe import registered_probes
+    from claimcheck.probing.registry import registered_probes
 
     known = registered_probes().get(args.probe)
     if known is None or not known.outputs:

@@ -36,7 +36,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
     with EvidenceStore(args.store, readonly=True) as store:
         run = _chosen_run(store, args)
-        from claimcheck.plot_declarations import for_report
+        from claimcheck.cli.plot_declarations import for_report
 
         result = build_reports(store, run.run_id, args.out, plots=not args.no_plots,
                                probes=for_report(store, run.run_id))
@@ -238,7 +238,7 @@ def profile_for(folder: Path, machine_class: str, name: str | None = None) -> Pa
 
 def cmd_accept(args: argparse.Namespace) -> int:
     """Accept a run's decided verdicts as its machine class's expectations (``claims/verdicts.lock``)."""
-    from claimcheck import expectations
+    from claimcheck.engine import expectations
 
     if getattr(args, "from_artifact", None):
         found = artifact_store(args.from_artifact)

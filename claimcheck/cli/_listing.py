@@ -21,7 +21,7 @@ from ._claims import _load_probes
 
 if TYPE_CHECKING:
     from claimcheck.claim import Claim
-    from claimcheck.probe import RegisteredProbe
+    from claimcheck.probing.registry import RegisteredProbe
 
 
 def _type_text(annotation: Any) -> str:
@@ -93,7 +93,7 @@ def shipped_examples(registered: RegisteredProbe) -> dict[str, str]:
 
 
 def _examples_in(path: str) -> dict[str, str]:
-    from claimcheck.yamlsafe import load_documents
+    from claimcheck.claims.yamlsafe import load_documents
 
     text = Path(path).read_text(encoding="utf-8")
     chunks = [chunk.strip("\n") for chunk in text.split("\n---\n")]
@@ -140,7 +140,7 @@ def probe_markdown(probes: Sequence[RegisteredProbe], root: Path) -> str:
 
 
 def cmd_probes(args: argparse.Namespace) -> int:
-    from claimcheck.probe import registered_probes
+    from claimcheck.probing.registry import registered_probes
 
     _load_probes(args.root)
     known = registered_probes()
@@ -242,7 +242,7 @@ def resolution(name: str, root: Path) -> tuple[bool, str]:
 def cmd_models(args: argparse.Namespace) -> int:
     from claimcheck.claim import Claim
     from claimcheck.errors import ClaimcheckError
-    from claimcheck.loader import iter_claim_files, read_claim_file
+    from claimcheck.claims.loader import iter_claim_files, read_claim_file
     from claimcheck.models import aliases
 
     root = Path(args.root).resolve()

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
-from claimcheck.cache import cache_root, write_json_atomic
+from claimcheck.engine.cache import cache_root, write_json_atomic
 from claimcheck.models._spec import LoadedModel
 
 MANIFEST = "claimcheck.json"

@@ -113,8 +113,8 @@ class GgufConversion:
         Returns:
             ``(directory, manifest, converted_now)``.
         """
-        from claimcheck import locking
-        from claimcheck.cache import cache_root
+        from claimcheck.engine import exclusive as locking
+        from claimcheck.engine.cache import cache_root
         from claimcheck.models._files import atomic_directory
 
         self.check_variant(variant)

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from claimcheck.expectations import Agreement, Expectations, compare
+from claimcheck.engine.expectations import Agreement, Expectations, compare
 from claimcheck.outcome.policy import Flags, Role, Treatment, treat
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.rules.figure import VALUE, Figure
 from claimcheck.verdict import Verdict
 
@@ -59,7 +59,7 @@ class Finding:
 
         ``tb_style`` is pytest's ``--tb``: how much of a failed probe's traceback is shown.
         """
-        from claimcheck.explain import failure_text
+        from claimcheck.engine.explain import failure_text
 
         result = self.result
         where = f" ({lock})" if lock is not None else ""

@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from claimcheck.expectations import Agreement
+from claimcheck.engine.expectations import Agreement
 from claimcheck.verdict import Verdict
 
 JunitKind = Literal["passed", "skipped", "failure", "error"]

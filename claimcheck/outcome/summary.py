@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from claimcheck.expectations import Agreement
+from claimcheck.engine.expectations import Agreement
 from claimcheck.outcome.finding import Finding
 
 #: Agreements a reviewer must act on before the run can pass.

@@ -6,7 +6,7 @@ so what the docs say a verdict does is what it does.
 
 from __future__ import annotations
 
-from claimcheck.expectations import ACCEPTED, Agreement, compare
+from claimcheck.engine.expectations import ACCEPTED, Agreement, compare
 from claimcheck.outcome.policy import Flags, Role, treat
 from claimcheck.verdict import SEVERITY, Verdict
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 
 from claimcheck.report.corrections import ReportError, clear_old, write_all, write_text
 from claimcheck.report.model import RunReport, gather
-from claimcheck.expectations import Expectations
+from claimcheck.engine.expectations import Expectations
 from claimcheck.store import Drift, EvidenceStore
 
 if TYPE_CHECKING:

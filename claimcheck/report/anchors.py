@@ -27,7 +27,7 @@ class DocLink:
 
 def doc_links(paths: Iterable[str | Path]) -> tuple[dict[str, list[DocLink]], list[str]]:
     """Claim id -> the doc sentences anchoring it (in file and line order), and one note per unreadable doc."""
-    from claimcheck.docs_gate import doc_files, find_anchors
+    from claimcheck.gate import doc_files, find_anchors
     from claimcheck.figures import read_markdown
 
     links: dict[str, list[DocLink]] = {}

@@ -20,7 +20,7 @@ from claimcheck.errors import ClaimcheckError
 from claimcheck.report import banner, text
 from claimcheck.report.claim_paths import display_path
 from claimcheck.report.model import ClaimItems, RunReport
-from claimcheck.schema import ID_PATTERN
+from claimcheck.claims.schema import ID_PATTERN
 from claimcheck.store import Commit, StoredResult, StoredRun
 from claimcheck.outcome import policy
 from claimcheck.verdict import Verdict

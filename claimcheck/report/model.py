@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claimcheck.claim import Claim
-from claimcheck.expectations import Expectations
+from claimcheck.engine.expectations import Expectations
 from claimcheck.outcome import Finding, Flags, find, find_all
 from claimcheck.report import banner, text
 from claimcheck.report.anchors import DocLink

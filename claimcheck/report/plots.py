@@ -1,6 +1,6 @@
 """Pictures of a run: the forest plot, the plots probes declare for their items, and the cascade.
 
-A probe states its picture when it registers (:class:`claimcheck.probe_plot.PackPlot`): the kind
+A probe states its picture when it registers (:class:`claimcheck.probing.plots.PackPlot`): the kind
 of plot and the outputs or artifact it is drawn from. Units come from the probe's declared
 outputs. The run stores each declaration with its evidence (:class:`claimcheck.store.StoredPlot`),
 and reports draw from that, so nothing here imports the probes. Nothing here inspects an artifact to guess what it holds: an item whose declared data is
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence, TypeGuard
 
-from claimcheck.probe_plot import PackPlot
+from claimcheck.probing.plots import PackPlot
 from claimcheck.report import text
 from claimcheck.report.canvas import new_figure, png_bytes
 from claimcheck.report.cascade import cascade

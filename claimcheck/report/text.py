@@ -15,7 +15,7 @@ from claimcheck.claim import Scope, Source
 from claimcheck.numbers import NON_NEGATIVE_UNITS, level, number, parts, with_unit, within_range
 from claimcheck.numbers import finite as _finite
 from claimcheck.outcome import figure_of
-from claimcheck.result import ItemResult, verdict_path
+from claimcheck.engine.result import ItemResult, verdict_path
 from claimcheck.stats import Decision
 from claimcheck.store import StoredResult
 from claimcheck.verdict import Verdict

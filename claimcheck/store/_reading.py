@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck.claim import Claim
-from claimcheck.controls import attach_controls
-from claimcheck.result import Adjustment
+from claimcheck.engine.controls import attach_controls
+from claimcheck.engine.result import Adjustment
 from claimcheck.verdict import Verdict
 
 from ._base import StoreError, like_prefix, loads

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from claimcheck.claim import Claim
-from claimcheck.result import Adjustment, ItemResult
+from claimcheck.engine.result import Adjustment, ItemResult
 from claimcheck.verdict import Verdict
 
 from ._base import VERDICTS, StoreError, dumps, loads, timestamp, to_float

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from claimcheck.claim import Claim
-from claimcheck.result import Adjustment, ItemResult
+from claimcheck.engine.result import Adjustment, ItemResult
 
 from ._base import BUSY_TIMEOUT_MS, DEFAULT_PATH, SCHEMA_VERSION, DuplicateResult, StoreError, Transaction, \
     connect_readonly, dumps, now

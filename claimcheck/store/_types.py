@@ -2,7 +2,7 @@
 
 Readers (reports, the docs gate, the CLI) get these objects, never rows, so the
 meaning of a stored number is decided once, here and in
-:class:`~claimcheck.result.ItemResult`, not again by every reader.
+:class:`~claimcheck.engine.result.ItemResult`, not again by every reader.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claimcheck.claim import Claim
-from claimcheck.probe_plot import PackPlot
-from claimcheck.result import Adjustment, ItemResult
+from claimcheck.probing.plots import PackPlot
+from claimcheck.engine.result import Adjustment, ItemResult
 from claimcheck.stats import Decision
 from claimcheck.verdict import Verdict
 

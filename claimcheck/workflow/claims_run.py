@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from claimcheck import expectations
+from claimcheck.engine import expectations
 from claimcheck.store import DEFAULT_PATH, EvidenceStore, choose_class
 from claimcheck.outcome.policy import overturned, treat
 

@@ -20,8 +20,9 @@ from typing import Iterable, Sequence
 
 import yaml
 
-from claimcheck import docs_gate, expectations
-from claimcheck.docs_gate import doc_files, find_anchors, load_claim_index
+from claimcheck import gate as docs_gate
+from claimcheck.engine import expectations
+from claimcheck.gate import doc_files, find_anchors, load_claim_index
 from claimcheck.outcome import find
 from claimcheck.figures import read_markdown
 from claimcheck.store import DEFAULT_PATH, EvidenceStore, choose_class

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from claimcheck import expectations
-from claimcheck.expectations import Agreement, Expectations
+from claimcheck.engine import expectations
+from claimcheck.engine.expectations import Agreement, Expectations
 from claimcheck.outcome import find
 from claimcheck.numbers import estimate
 from claimcheck.store import DEFAULT_PATH, EvidenceStore, StoredResult, StoredRun, choose_class

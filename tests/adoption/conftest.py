@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from claimcheck import probe as probe_module
+from claimcheck.probing import registry as probe_module
 
 LOCAL_NAMES = ("probes", "tools", "extra_probe", "userpkg", "elsewhere", "x", "pkg_one", "pkg_two", "shippedpkg")
 

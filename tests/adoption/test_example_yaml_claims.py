@@ -31,7 +31,7 @@ def _copy(tmp_path: Path) -> Path:
 
 
 def test_the_example_holds_at_least_twenty_claims_on_shipped_probes_alone() -> None:
-    from claimcheck.loader import load_claims
+    from claimcheck.claims.loader import load_claims
 
     claims = load_claims([EXAMPLE / "claims"])
     own = {"kv_budget_tokens", "dice", "kv_cache_step"}  # the project's own probes

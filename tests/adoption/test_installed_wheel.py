@@ -112,8 +112,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 def _shipped_and_schema(installed: Installed) -> None:
     probe = installed.run(installed.python, "-c", (
         "import json, claimcheck, claimcheck_probes\n"
-        "from claimcheck.schema_file import published_schema_path\n"
-        "from claimcheck.probe import load_probe_modules, registered_probes\n"
+        "from claimcheck.claims.schema_file import published_schema_path\n"
+        "from claimcheck.probing.registry import load_probe_modules, registered_probes\n"
         "load_probe_modules('.')\n"
         "print(json.dumps({'claimcheck': claimcheck.__file__, 'shipped': claimcheck_probes.__file__,"
         " 'schema': str(published_schema_path()),"

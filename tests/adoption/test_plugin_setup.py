@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 PROBE = '''\
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 
 @probe("{name}", outputs={{"x": Output("")}}, deterministic=True)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck import probe as probe_module
-from claimcheck.probe import DuplicateProbeError, ProbeLoadError, get_probe, load_probe_modules
+from claimcheck.probing import registry as probe_module
+from claimcheck.probing.registry import DuplicateProbeError, ProbeLoadError, get_probe, load_probe_modules
 from claimcheck.project_config import ProjectConfigError, probe_sources, read_tool_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _probe_file(name: str, *, body: str = "", function: str = "measure") -> str:
     return textwrap.dedent(f'''\
-        from claimcheck.probe import Output, ProbeContext, probe
+        from claimcheck.probing.registry import Output, ProbeContext, probe
         {body}
 
         @probe("{name}", outputs={{"x": Output("")}}, deterministic=True)

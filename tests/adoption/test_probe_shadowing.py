@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck import probe as probe_module
-from claimcheck.loader import load_claims_text, probe_problems
-from claimcheck.probe import DuplicateProbeError, get_probe, load_probe_modules, shadow_notices
+from claimcheck.probing import registry as probe_module
+from claimcheck.claims.loader import load_claims_text, probe_problems
+from claimcheck.probing.registry import DuplicateProbeError, get_probe, load_probe_modules, shadow_notices
 
 
 def _probe_file(name: str, value: float, param: str = "context") -> str:
     return textwrap.dedent(f'''\
-        from claimcheck.probe import Output, ProbeContext, probe
+        from claimcheck.probing.registry import Output, ProbeContext, probe
 
         @probe("{name}", outputs={{"x": Output("")}}, deterministic=True)
         def measure(ctx: ProbeContext, *, {param}: int = 1) -> dict[str, list[float]]:

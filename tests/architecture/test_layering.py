@@ -57,8 +57,8 @@ def test_collecting_the_claims_never_imports_mlx(tmp_path: Path) -> None:
     assert "error" not in run.stdout.lower().split("collected")[-1] or "0 errors" in run.stdout
 
 
-@pytest.mark.parametrize("module", ["claimcheck.loader", "claimcheck.schema", "claimcheck.rules",
-                                    "claimcheck.stats", "claimcheck.adjudicate", "claimcheck.store"])
+@pytest.mark.parametrize("module", ["claimcheck.claims.loader", "claimcheck.claims.schema", "claimcheck.rules",
+                                    "claimcheck.stats", "claimcheck.engine.adjudicate", "claimcheck.store"])
 def test_light_modules_import_without_mlx(module: str, tmp_path: Path) -> None:
     """The layers that must not need MLX import with MLX made unimportable."""
     code = ("import sys; sys.modules['mlx'] = None; sys.modules['mlx.core'] = None; "

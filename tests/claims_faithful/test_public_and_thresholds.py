@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claimcheck.loader import load_claims
+from claimcheck.claims.loader import load_claims
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = {c.id: c for c in load_claims([ROOT / "claims"])}

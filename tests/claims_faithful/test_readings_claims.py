@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from claimcheck.claim import Claim
-from claimcheck.loader import expand_grid, load_claims
-from claimcheck.probe import ProbeContext
+from claimcheck.claims.loader import expand_grid, load_claims
+from claimcheck.probing.registry import ProbeContext
 from claimcheck.rules import decide_check
 from claimcheck.verdict import Verdict
 from probes.arithmetic import readings

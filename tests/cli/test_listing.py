@@ -17,7 +17,7 @@ from claimcheck.models import aliases, registered_models
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY_PROBE = '''\
-from claimcheck.probe import Output, probe
+from claimcheck.probing.registry import Output, probe
 
 
 @probe("toy_timer", outputs={"ms": Output("ms", False, "time per call"), "count": Output()})
@@ -59,7 +59,7 @@ def test_probes_without_names_lists_every_registered_probe(capsys):
     assert cli.main(["probes", "--root", str(ROOT)]) == 0
     out = capsys.readouterr().out
     blocks = [block for block in out.split("\n\n") if block.strip()]
-    from claimcheck.probe import registered_probes
+    from claimcheck.probing.registry import registered_probes
 
     assert [block.splitlines()[0].split(" -- ")[0] for block in blocks] == sorted(registered_probes())
     weight_bytes = next(block for block in blocks if block.startswith("weight_bytes -- "))
@@ -138,7 +138,7 @@ def test_models_without_claims_naming_a_model_is_an_error(tmp_path, capsys):
 def test_the_shipped_claims_name_models_one_way():
     """Registered ids, or the short lowercase name the source uses; a repo id belongs in the alias table."""
     from claimcheck.cli._listing import model_uses
-    from claimcheck.loader import load_claims
+    from claimcheck.claims.loader import load_claims
 
     uses = model_uses(load_claims([ROOT / "claims"]))
     registered = registered_models()

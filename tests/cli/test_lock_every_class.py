@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck import expectations
+from claimcheck.engine import expectations
 from claimcheck.verdict import Verdict
 
 from ._shared import ROOT

@@ -119,7 +119,7 @@ def test_new_asks_again_after_a_bad_answer_instead_of_aborting(tmp_path, capsys)
     args = cli.build_parser().parse_args([*NEW_BASE, "--claims-dir", str(tmp_path)])
     assert cli.cmd_new(args, ask=ask) == 0
     captured = capsys.readouterr()
-    from claimcheck.loader import load_claims_text
+    from claimcheck.claims.loader import load_claims_text
 
     (claim,) = load_claims_text(captured.out, "stdout")
     assert (claim.id, claim.scope.kind, claim.check.rule, claim.check.number("threshold")) == (
@@ -195,13 +195,16 @@ def test_an_unknown_claims_profile_gets_a_did_you_mean(pytest_project):
 
 
 def test_the_schema_module_names_where_the_published_schema_is():
-    from claimcheck import schema, schema_file
+    from claimcheck.claims import schema
+    from claimcheck.claims import schema_file
 
     doc = schema.__doc__ or ""
     assert "``schema/claim-v1.json``" in doc and (ROOT / "schema" / schema_file.SCHEMA_NAME).is_file()
-    installed = Path(schema_file.__file__).parent / "schemas" / schema_file.SCHEMA_NAME
+    package = Path(schema_file.__file__).parents[1]  # claimcheck/, where the wheel puts schemas/
+    installed = package / "schemas" / schema_file.SCHEMA_NAME
     assert f"``claimcheck/schemas/{schema_file.SCHEMA_NAME}``" in doc
-    assert installed.relative_to(Path(schema_file.__file__).parents[1]).as_posix() == "claimcheck/schemas/claim-v1.json"
+    assert installed.relative_to(package.parent).as_posix() == "claimcheck/schemas/claim-v1.json"
+    assert schema_file.published_schema_path() == ROOT / "schema" / schema_file.SCHEMA_NAME
 
 
 def test_validate_checks_the_model_alias_table_at_its_line(tmp_path, capsys):

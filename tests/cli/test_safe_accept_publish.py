@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck import cli, expectations
+from claimcheck import cli
+from claimcheck.engine import expectations
 from claimcheck.store import EvidenceStore
 
 from ._shared import synth

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.docs_gate import main
+from claimcheck.gate import main
 
 from ._clone import unpack_committed
 

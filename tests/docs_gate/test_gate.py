@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.docs_gate import (
+from claimcheck.gate import (
     Evidence,
     GitError,
     check_docs,
@@ -21,8 +21,8 @@ from claimcheck.docs_gate import (
     machines_named,
     main,
 )
-from claimcheck.docs_gate._evidence import this_machine_class
-from claimcheck.result import ItemResult
+from claimcheck.gate._evidence import this_machine_class
+from claimcheck.engine.result import ItemResult
 from claimcheck.store import EvidenceStore
 
 CPU = "cpu/Test CPU 9xxx/16-32GiB"

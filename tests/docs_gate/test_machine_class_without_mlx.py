@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.docs_gate._evidence import this_machine_class
+from claimcheck.gate._evidence import this_machine_class
 from claimcheck.machine import light_fingerprint, machine_class
 from claimcheck.store import EvidenceStore
 

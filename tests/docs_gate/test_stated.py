@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.claim import Check
-from claimcheck.docs_gate import ClaimInfo
-from claimcheck.docs_gate._stated import against_stated, read_interval
+from claimcheck.gate import ClaimInfo
+from claimcheck.gate._stated import against_stated, read_interval
 from claimcheck.figures import parse_figures
 
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from claimcheck import rules
-from claimcheck.adjudicate import adjudicate_run, correct_family, gate_noise
+from claimcheck.engine.adjudicate import adjudicate_run, correct_family, gate_noise
 from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
-from claimcheck.explain import failure_text
-from claimcheck.result import ItemResult
+from claimcheck.engine.explain import failure_text
+from claimcheck.engine.result import ItemResult
 from claimcheck.verdict import Verdict
 
 
@@ -91,7 +91,7 @@ def test_a_result_round_trips_through_its_record_with_its_adjustments() -> None:
 
 def test_an_adjustment_must_start_from_the_current_verdict() -> None:
     result = _result(_claim("x"), [5.0, 5.1, 4.9, 5.05])
-    from claimcheck.result import Adjustment
+    from claimcheck.engine.result import Adjustment
 
     with pytest.raises(ValueError, match="adjustment from refuted applied to a holds result"):
         result.adjusted(Adjustment("family", Verdict.REFUTED, Verdict.INCONCLUSIVE, "x"))

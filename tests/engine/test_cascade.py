@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.adjudicate import stale_chains
+from claimcheck.engine.adjudicate import stale_chains
 from claimcheck.claim import Check, Claim, ProbeSpec, Scope, Source
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.verdict import Verdict
 
 BASE = """\

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from claimcheck.loader import load_claims
-from claimcheck.probe import get_probe, load_probe_modules
+from claimcheck.claims.loader import load_claims
+from claimcheck.probing.registry import get_probe, load_probe_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 

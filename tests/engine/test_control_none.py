@@ -6,7 +6,7 @@ import pytest
 
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimError
-from claimcheck.loader import load_claims_text
+from claimcheck.claims.loader import load_claims_text
 
 BASE = """\
 id: c1

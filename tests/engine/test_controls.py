@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from claimcheck.controls import attach_controls
+from claimcheck.engine.controls import attach_controls
 from claimcheck.errors import ClaimError
-from claimcheck.loader import check_probe, load_claims_text
-from claimcheck.result import ControlOutcome, ItemResult
+from claimcheck.claims.loader import check_probe, load_claims_text
+from claimcheck.engine.result import ControlOutcome, ItemResult
 from claimcheck.verdict import Verdict
 
 CLAIMS = """\
@@ -86,7 +86,7 @@ def test_the_control_outcome_travels_on_the_claims_results() -> None:
 
 
 def test_a_control_is_checked_against_the_probe_like_any_param(project: pytest.Pytester) -> None:
-    from claimcheck.probe import load_probe_modules
+    from claimcheck.probing.registry import load_probe_modules
 
     load_probe_modules(str(project.path))
     text = CLAIMS.split("---\n")[0].replace("params: {mean: 6}", "params: {maen: 6}")
@@ -98,7 +98,8 @@ def test_a_control_is_checked_against_the_probe_like_any_param(project: pytest.P
 
 
 def test_accepting_a_run_with_controls_leaves_the_controls_out_of_the_lock(project: pytest.Pytester) -> None:
-    from claimcheck import cli, expectations
+    from claimcheck import cli
+    from claimcheck.engine import expectations
 
     assert project.runpytest("claims", "--claims-controls", "-k", "able-to-fail").ret == pytest.ExitCode.OK
     store, lock = project.path / "reports" / "claimcheck.sqlite", project.path / "claims" / "verdicts.lock"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck import cli, expectations
-from claimcheck.expectations import Agreement, LockError, compare
+from claimcheck import cli
+from claimcheck.engine import expectations
+from claimcheck.engine.expectations import Agreement, LockError, compare
 from claimcheck.store import EvidenceStore
 from claimcheck.verdict import Verdict
 

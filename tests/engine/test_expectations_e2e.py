@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck import cli, expectations
+from claimcheck import cli
+from claimcheck.engine import expectations
 from claimcheck.verdict import Verdict
 
 DEMO = Path(__file__).resolve().parents[1] / "demo"

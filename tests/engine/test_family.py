@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from claimcheck.adjudicate import correct_family
+from claimcheck.engine.adjudicate import correct_family
 from claimcheck.claim import Check, Claim, ProbeSpec, Scope, Source
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.stats import Decision, FamilyMember, adjust_pvalues, two_sided_family
 from claimcheck.verdict import Verdict
 

@@ -15,10 +15,10 @@ from collections import Counter
 
 import pytest
 
-from claimcheck.adjudicate import correct_family
-from claimcheck.loader import load_claims_text
-from claimcheck.probe import Output, ProbeContext, RegisteredProbe
-from claimcheck.runner import RunOptions, run_claim_item
+from claimcheck.engine.adjudicate import correct_family
+from claimcheck.claims.loader import load_claims_text
+from claimcheck.probing.registry import Output, ProbeContext, RegisteredProbe
+from claimcheck.engine.runner import RunOptions, run_claim_item
 
 from ..simulation.family_tally import assert_family_keeps_both_errors, tally
 

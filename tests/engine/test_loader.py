@@ -9,8 +9,8 @@ import pytest
 
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimError
-from claimcheck.loader import check_dependencies, expand_grid, load_claims, load_claims_text
-from claimcheck.schema import json_schema
+from claimcheck.claims.loader import check_dependencies, expand_grid, load_claims, load_claims_text
+from claimcheck.claims.schema import json_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = """\
@@ -94,7 +94,7 @@ def test_repository_claims_load_and_are_unique() -> None:
 
 def test_schema_check_fields_come_from_the_rule_objects() -> None:
     from claimcheck import rules
-    from claimcheck.schema import SECTIONS
+    from claimcheck.claims.schema import SECTIONS
 
     params = {p.name for rule in rules.registry().values() for p in rule.params}
     assert params <= set(SECTIONS["check"])

@@ -152,8 +152,8 @@ def test_expensive_results_are_cached_and_fresh_recomputes(demo_project: pytest.
     """A probe's cached result is reused by the next run; --claims-fresh computes it again, once per run."""
     demo_project.makepyfile(**{"probes/costly.py": '''
 import os
-from claimcheck.cache import cached
-from claimcheck.probe import probe, Output, ProbeContext
+from claimcheck.engine.cache import cached
+from claimcheck.probing.registry import probe, Output, ProbeContext
 
 @probe("costly", outputs={"x": Output("")}, deterministic=True)
 def costly(ctx: ProbeContext, *, size: int) -> dict:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.progress import ItemProgress, Progress, ProgressBoard, ProgressChannel
-from claimcheck.runner import RunOptions, run_claim_item
+from claimcheck.engine.progress import ItemProgress, Progress, ProgressBoard, ProgressChannel
+from claimcheck.engine.runner import RunOptions, run_claim_item
 from tests.reliability._project import claim_yaml, start_pytest, wait_for
 
 DEADLINE_S = 900.0  # only a hung run gets near it
@@ -111,8 +111,8 @@ budget: {min_samples: 4, max_samples: 12, looks: 3, max_seconds: 600}
 
 
 def test_runner_reports_every_look_with_samples_so_far() -> None:
-    from claimcheck.loader import load_claims_text
-    from claimcheck.probe import Output, RegisteredProbe
+    from claimcheck.claims.loader import load_claims_text
+    from claimcheck.probing.registry import Output, RegisteredProbe
 
     def steady(ctx, **params):
         return {"x": [10.0 + 0.01 * ((ctx.look * 7 + i) % 5) for i in range(ctx.n)]}
@@ -134,7 +134,7 @@ BLOCKING_PROBE = '''
 import os, time
 from pathlib import Path
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 
 @probe("blocking", outputs={"x": Output("ms")})

@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from claimcheck.claim import Check, Claim, ProbeSpec, Scope, Source
-from claimcheck.expectations import Agreement, compare
+from claimcheck.engine.expectations import Agreement, compare
 from claimcheck.report import banner
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.rules import decide_check
 from claimcheck.verdict import Verdict, worst
 
@@ -152,7 +152,7 @@ def test_without_spans_every_value_is_the_figure_and_the_worst_decides() -> None
 
 
 def test_the_readings_probe_spans_half_a_unit_of_each_printed_input() -> None:
-    from claimcheck.probe import ProbeContext
+    from claimcheck.probing.registry import ProbeContext
     from probes.arithmetic import printed, readings
 
     assert printed(2.58) == (2.58, 0.005) and printed("2.570") == (2.57, 0.0005) and printed(240) == (240.0, 0.0)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.adjudicate import cascade, stale_chains
+from claimcheck.engine.adjudicate import cascade, stale_chains
 from claimcheck.claim import Check, Claim, ProbeSpec, Retraction, Scope, Source
 from claimcheck.errors import ClaimError
-from claimcheck.loader import load_claims_text
-from claimcheck.result import ItemResult
+from claimcheck.claims.loader import load_claims_text
+from claimcheck.engine.result import ItemResult
 from claimcheck.verdict import Verdict
 
 WITHDRAWN = Retraction("§7", "premise gone").text()
@@ -140,7 +140,7 @@ def test_every_figure_on_one_withdrawn_decomposition_quotes_the_same_withdrawal(
     first = CLAIM + 'retracted: {section: "banner", figure: "does not", decomposition: "§4(b)/(c)"}\n'
     second = (CLAIM.replace("id: root", "id: other")
               + 'retracted: {section: "§7", figure: "is WRONG", decomposition: "§4(b)/(c)"}\n')
-    from claimcheck.premises import dependency_problems
+    from claimcheck.claims.premises import dependency_problems
 
     claims = load_claims_text("---\n".join([first, second]), "c.yaml")
     (problem,) = dependency_problems(claims)
@@ -152,7 +152,7 @@ def test_every_figure_on_one_withdrawn_decomposition_quotes_the_same_withdrawal(
 def test_the_suite_marks_every_figure_on_the_withdrawn_4bc_decomposition() -> None:
     from pathlib import Path
 
-    from claimcheck.loader import load_claims
+    from claimcheck.claims.loader import load_claims
 
     claims = {c.id: c for c in load_claims([Path(__file__).resolve().parents[2] / "claims"])}
     withdrawn = {cid for cid, c in claims.items() if c.retracted and c.retracted.decomposition == "§4(b)/(c)"}

@@ -7,11 +7,11 @@ import random
 
 import numpy as np
 
-from claimcheck.loader import load_claims_text
-from claimcheck.probe import Output, ProbeContext, RegisteredProbe
+from claimcheck.claims.loader import load_claims_text
+from claimcheck.probing.registry import Output, ProbeContext, RegisteredProbe
 from claimcheck.rules import decide
-from claimcheck.runner import RunOptions, run_claim_item
-from claimcheck.sampler import Sampler
+from claimcheck.engine.runner import RunOptions, run_claim_item
+from claimcheck.engine.sampler import Sampler
 from claimcheck.verdict import Verdict
 
 CLAIM = """

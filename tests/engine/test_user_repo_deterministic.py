@@ -15,7 +15,7 @@ import pytest
 PROBE = '''\
 """A user's probe: returns the numbers it is given."""
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 
 @probe("given", outputs={"a": Output(""), "b": Output(""), "y": Output("")}, deterministic=True)

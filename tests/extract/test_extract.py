@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from claimcheck.extract import dump_drafts, extract, main
-from claimcheck.loader import Draft, load_claims_text
-from claimcheck.schema import valid_id
+from claimcheck.claims.loader import Draft, load_claims_text
+from claimcheck.claims.schema import valid_id
 
 DOC = """\
 # Kernel notes

@@ -9,9 +9,9 @@ import pytest
 
 from claimcheck.harness.position import position_adjusted, positions_of
 from claimcheck.harness.timing import Interleaved, interleaved_order
-from claimcheck.loader import load_claims_text
-from claimcheck.probe import Output, ProbeContext, RegisteredProbe
-from claimcheck.runner import RunOptions, run_claim_item
+from claimcheck.claims.loader import load_claims_text
+from claimcheck.probing.registry import Output, ProbeContext, RegisteredProbe
+from claimcheck.engine.runner import RunOptions, run_claim_item
 from claimcheck.verdict import Verdict
 
 

@@ -161,9 +161,9 @@ def test_a_bad_table_keeps_the_previous_aliases(tmp_path):
 
 def test_an_as_stated_claim_on_an_aliased_model_is_measured(tmp_path, tiny_dir):
     """Through the runner, as the plugin runs an item: not applicable without the alias, decided with it."""
-    from claimcheck.loader import load_claims_text
-    from claimcheck.probe import get_probe, load_probe_modules
-    from claimcheck.runner import RunOptions, run_claim_item
+    from claimcheck.claims.loader import load_claims_text
+    from claimcheck.probing.registry import get_probe, load_probe_modules
+    from claimcheck.engine.runner import RunOptions, run_claim_item
     from claimcheck.verdict import Verdict
 
     load_probe_modules(str(ROOT))

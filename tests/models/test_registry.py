@@ -140,7 +140,7 @@ def test_random_weight_models_are_refused_for_text_claims_before_building(scratc
     with pytest.raises(NotApplicable, match=r"^model synthetic:llama:1b has random weights; probe `chat` reads generated text$"):
         check_text_capable(spec, "chat")
     # A registered probe's own flag decides.
-    from claimcheck.probe import RegisteredProbe
+    from claimcheck.probing.registry import RegisteredProbe
 
     timing = RegisteredProbe(name="decode_arms", function=lambda ctx: {}, outputs={}, reads_text=False)
     texty = RegisteredProbe(name="route", function=lambda ctx: {}, outputs={}, reads_text=True)

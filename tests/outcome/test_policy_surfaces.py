@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
-from claimcheck.expectations import ACCEPTED, ClassExpectations, Expectations, compare
-from claimcheck.junit import case_key, finalize
+from claimcheck.engine.expectations import ACCEPTED, ClassExpectations, Expectations, compare
+from claimcheck.pytest_plugin.junit import case_key, finalize
 from claimcheck.outcome import Flags, Role, find, policy, treat
 from claimcheck.pytest_plugin.adapter import status
-from claimcheck.result import Adjustment, ItemResult
+from claimcheck.engine.result import Adjustment, ItemResult
 from claimcheck.verdict import Verdict
 
 MACHINE_CLASS = "cpu/Test CPU/16-32GiB"
@@ -156,7 +156,7 @@ check: {{rule: at_most, output: ms, threshold: 1.0}}
 def test_the_docs_gate_judges_a_citation_as_the_policy_says(strict: bool, tmp_path: Path) -> None:
     """A sentence citing an item: overturned is an error, undecided a warning (an error under strict), a
     premise that failed or a probe that failed an error, a holding claim nothing; never a verdict of its own."""
-    from claimcheck.docs_gate import check_docs
+    from claimcheck.gate import check_docs
     from claimcheck.store import EvidenceStore
 
     results = [result_with(verdict) for verdict in Verdict]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.errors import ProbeError
-from claimcheck.probe import ProbeContext, get_probe
+from claimcheck.probing.registry import ProbeContext, get_probe
 from probes.batched_generation import batched_generation, prompts_for, run_batch
 
 

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from claimcheck.probe import ProbeContext
-from claimcheck.sampling import Policy, get_policy
+from claimcheck.probing.registry import ProbeContext
+from claimcheck.probing.sampling import Policy, get_policy
 from probes.decode_loop import decode_arms
 from probes.decode_schedules import Session, padded, pipelined
 from probes.moe import last_level_cache_bytes
@@ -79,8 +79,8 @@ def test_exact_hazards_by_hand() -> None:
 
 def test_exact_hazards_are_what_many_sampled_seeds_average_to() -> None:
     """4000 fixed seeds through the sampled path agree with the exact hazards within 4 standard errors."""
-    from claimcheck.sampling import Counts, hazard, sample_counts
-    from claimcheck.sampling.runs import first_departures
+    from claimcheck.probing.sampling import Counts, hazard, sample_counts
+    from claimcheck.probing.sampling.runs import first_departures
 
     rng = np.random.default_rng(7)
     logits = rng.normal(size=(12, 6)) * 1.5
@@ -232,9 +232,9 @@ def test_a_seeded_draw_that_does_not_give_itself_back_leaves_the_search_undecide
 
 def test_the_runner_turns_an_undecidable_measurement_into_inconclusive_with_its_reason() -> None:
     from claimcheck.errors import Undecidable
-    from claimcheck.loader import load_claims_text
-    from claimcheck.probe import Output, RegisteredProbe
-    from claimcheck.runner import RunOptions, run_claim_item
+    from claimcheck.claims.loader import load_claims_text
+    from claimcheck.probing.registry import Output, RegisteredProbe
+    from claimcheck.engine.runner import RunOptions, run_claim_item
 
     def premise_fails(ctx, **params):
         raise Undecidable("the draw did not reproduce itself")

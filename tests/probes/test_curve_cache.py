@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from claimcheck.cache import cached, lookup
-from claimcheck.probe import Output, ProbeContext
+from claimcheck.engine.cache import cached, lookup
+from claimcheck.probing.registry import Output, ProbeContext
 from probes.curve_cache import cached_many, stored, whole_on_first_look
 
 

@@ -16,7 +16,7 @@ import claimcheck.models  # noqa: E402
 from probes import fork_map, identity_control, route_hazard, temperature_search  # noqa: E402
 from probes.curve_prompts import select_prompts  # noqa: E402
 from probes.curve_text import chat_ids, stop_token_ids  # noqa: E402
-from claimcheck.probe import ProbeContext, get_probe  # noqa: E402
+from claimcheck.probing.registry import ProbeContext, get_probe  # noqa: E402
 from tests.sampling.tiny import TinyLoaded, tiny_model  # noqa: E402
 
 SMALL = {"max_ref_tokens": 30, "batch_size": 16}
@@ -111,7 +111,7 @@ def test_identity_control_outputs(ctx, tiny) -> None:
     assert len(router["mismatch"]) == 3
     assert sum(router["mismatch"]) >= 1  # the router curve is not temperature 1
     # the reference arm, shadowed then continued alone, is what temperature 1 draws by itself
-    from claimcheck.sampling import GenerationRequest, generate_batch, get_policy
+    from claimcheck.probing.sampling import GenerationRequest, generate_batch, get_policy
 
     ids = chat_ids(tiny.tokenizer, select_prompts("lighthouse")[0].text)
     alone = generate_batch(tiny.model, [GenerationRequest(prompt=ids, policy=get_policy("temp1"), seed=s, max_tokens=10) for s in range(3)],
@@ -158,7 +158,7 @@ def test_genuine_only_traces_agree_with_full_ones_and_complete_into_them(ctx, ti
         assert [n["position"] for n in completed[name]["nodes"]] == [n["position"] for n in full[name]["nodes"]]
         assert completed[name]["labels"] == full[name]["labels"]
     # a stored full trace serves a genuine-only request without tracing anything
-    import claimcheck.sampling.runs as runs
+    import claimcheck.probing.sampling.runs as runs
 
     monkeypatch.setattr(runs, "bisector_traces", lambda *a, **k: pytest.fail("traced again"))
     again = ProbeContext(cache_dir=ctx.cache_dir + "/split")

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from claimcheck.errors import NotApplicable
-from claimcheck.probe import ProbeContext, get_probe
+from claimcheck.probing.registry import ProbeContext, get_probe
 from probes.generation_metrics import SamplerConfig, generate_ids, generation_metrics, measure_generations, prompt_ids
 from probes.text_metrics import bleu, distinct_n, ngrams, repetition_rate, self_bleu
 

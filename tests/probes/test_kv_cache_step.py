@@ -6,7 +6,7 @@ import pytest
 
 from claimcheck.errors import ProbeError
 from claimcheck.harness.timing import Timer
-from claimcheck.probe import ProbeContext, get_probe
+from claimcheck.probing.registry import ProbeContext, get_probe
 from probes import kv_cache_step as module
 from probes.kv_cache_step import CacheShape, StepWorkload, _grows, check_same_cache, kv_cache_step, run_steps
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.errors import ProbeError
-from claimcheck.probe import ProbeContext, get_probe
+from claimcheck.probing.registry import ProbeContext, get_probe
 from probes import op_registry
 from probes.op_pair import compare_outputs, op_pair, round_order
 from probes.op_registry import OpEntry, UnknownOpError, get_op, register_op, registered_ops, unary_inputs

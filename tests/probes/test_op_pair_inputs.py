@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from claimcheck.probe import ProbeContext
+from claimcheck.probing.registry import ProbeContext
 from probes.op_inputs import distribution, distribution_problem, drawn_from, unary_inputs
 from probes.op_pair import op_pair
 

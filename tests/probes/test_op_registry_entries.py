@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.probe import ProbeContext
+from claimcheck.probing.registry import ProbeContext
 from probes.op_pair import op_pair
 from probes.op_registry import get_op
 

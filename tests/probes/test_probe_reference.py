@@ -9,8 +9,8 @@ import pytest
 
 from claimcheck import cli
 from claimcheck.cli._listing import probe_markdown, worked_example
-from claimcheck.loader import load_claims_text, probe_problems
-from claimcheck.probe import load_probe_modules, registered_probes
+from claimcheck.claims.loader import load_claims_text, probe_problems
+from claimcheck.probing.registry import load_probe_modules, registered_probes
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "docs" / "probes.md"

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from claimcheck.probe import ProbeContext, get_probe
+from claimcheck.probing.registry import ProbeContext, get_probe
 from probes import quality
 from probes.quality import DATA, ending_logliks, load_items
 

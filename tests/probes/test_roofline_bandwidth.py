@@ -6,7 +6,7 @@ import pytest
 
 from claimcheck.errors import ProbeError
 from claimcheck.harness.timing import Timer, check_bandwidth, gbps, read_ceiling_gbps
-from claimcheck.probe import ProbeContext, get_probe
+from claimcheck.probing.registry import ProbeContext, get_probe
 from probes import bandwidth
 from probes.bandwidth import gemv, lazy_trap, make_weights, op_chain, qmv, quantized_row_bytes, raw_read
 

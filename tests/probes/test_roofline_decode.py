@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.errors import ProbeError
-from claimcheck.probe import ProbeContext
+from claimcheck.probing.registry import ProbeContext
 from probes.decode_loop import decode_arms, roofline
 from probes.decode_schedules import ArmRun, Session, compare_arms, make_arm, pipelined, prebuilt, serial
 

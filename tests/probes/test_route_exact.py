@@ -7,7 +7,7 @@ import math
 import pytest
 
 from claimcheck.errors import NotApplicable
-from claimcheck.probe import ProbeContext, get_probe
+from claimcheck.probing.registry import ProbeContext, get_probe
 from probes.route_exact import LABELS, ExactCounts, exact_outputs, pooled
 
 SMALL = {"max_ref_tokens": 30, "batch_size": 16}

@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 from claimcheck.errors import ProbeError
-from claimcheck.probe import ProbeContext
+from claimcheck.probing.registry import ProbeContext
 from probes.temperature_fork import temperature_fork, twin_of
 from probes.temperature_search import SEARCH, SearchDesign, temperature_search
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from claimcheck.report.quoted import check_paths
+from claimcheck.gate.quoted import check_paths
 from claimcheck.store import EvidenceStore
 
 ROOT = Path(__file__).resolve().parents[2]

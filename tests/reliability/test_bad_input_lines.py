@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from claimcheck.cli import main
-from claimcheck.probe_traceback import FRAMES, RAISED_AT, failure_info, failure_lines
-from claimcheck.run_options import option_problems
+from claimcheck.engine.probe_traceback import FRAMES, RAISED_AT, failure_info, failure_lines
+from claimcheck.engine.options import option_problems
 from claimcheck.store import EvidenceStore
 from tests.reliability._project import claim_yaml
 from tests.store import synthetic as synth
@@ -85,8 +85,8 @@ def test_publish_refuses_a_run_whose_session_did_not_finish(tmp_path: Path, caps
 
 
 PLOTTED_PROBE = '''
-from claimcheck.probe import Output, ProbeContext, probe
-from claimcheck.probe_plot import PackPlot
+from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.probing.plots import PackPlot
 
 
 @probe("plotted", outputs={"a": Output("ms"), "b": Output("ms")},
@@ -114,7 +114,7 @@ def test_plot_declarations_travel_with_the_run(demo_project: pytest.Pytester, tm
     # Rebuilt in a process that cannot import the probes (another checkout, another machine).
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    code = ("import sys; sys.modules['claimcheck.probe'] = None; from claimcheck.report import build_reports; "
+    code = ("import sys; sys.modules['claimcheck.probing.registry'] = None; from claimcheck.report import build_reports; "
             f"r = build_reports({str(store_path)!r}, None, {str(elsewhere / 'reports')!r}, docs=[]); "
             "print([p.name for p in r.plots])")
     done = subprocess.run([sys.executable, "-c", code], cwd=elsewhere, capture_output=True, text=True, timeout=300)

@@ -32,7 +32,7 @@ FAULT_PROBE = '''
 import ctypes, os, resource, time
 from pathlib import Path
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 
 def _blocked() -> None:
@@ -107,7 +107,7 @@ EvidenceStore.record = _failing_record
 READ_ONLY_PLUGIN = '''
 import errno, tempfile
 
-import claimcheck.store_faults as faults
+import claimcheck.pytest_plugin.store_faults as faults
 
 
 def _refuse(*args, **kwargs):

@@ -27,7 +27,7 @@ GATED_PROBE = '''
 import os, time
 from pathlib import Path
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 
 @probe("gated", outputs={"x": Output("ms")})

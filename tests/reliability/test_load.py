@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.loader import expand_grid, load_claims
+from claimcheck.claims.loader import expand_grid, load_claims
 from claimcheck.store import EvidenceStore
 from tests.reliability._project import (ROOT, claim_yaml, documents, duplicated_items, run_pytest, table,
                                         without_plots)
@@ -24,7 +24,7 @@ from tests.reliability._project import (ROOT, claim_yaml, documents, duplicated_
 TICK_PROBE = '''
 import json, os, time
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 
 @probe("tick", outputs={"x": Output("")}, deterministic=True)

@@ -42,9 +42,9 @@ from hypothesis import strategies as st
 
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimError
-from claimcheck.loader import check_dependencies, check_unique_ids, expand_grid, load_claims_text, read_claim_file
-from claimcheck.schema import SECTIONS
-from claimcheck.yamlsafe import MAX_BYTES
+from claimcheck.claims.loader import check_dependencies, check_unique_ids, expand_grid, load_claims_text, read_claim_file
+from claimcheck.claims.schema import SECTIONS
+from claimcheck.claims.yamlsafe import MAX_BYTES
 from tests.reliability._project import ROOT, table
 
 PATH = "claims/fuzz.yaml"
@@ -628,7 +628,7 @@ BOMB_CHILD = textwrap.dedent(
     import resource, sys, time
     limit = int(sys.argv[1]) << 20
     from claimcheck.errors import ClaimError
-    from claimcheck.loader import load_claims_text
+    from claimcheck.claims.loader import load_claims_text
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))  # after the imports: only parsing is limited
     sys.path.insert(0, sys.argv[2])
     from test_loader_fuzz_bombs import BOMBS
@@ -678,7 +678,7 @@ def test_known_bug_inputs_give_one_line_errors(bug: KnownBug) -> None:
 
 
 def test_unknown_probe_name_with_line_break_is_one_line() -> None:
-    from claimcheck.loader import check_probe
+    from claimcheck.claims.loader import check_probe
 
     text = yaml.safe_dump(REAL_DOCS[0], sort_keys=False).replace(f"name: {REAL_DOCS[0]['probe']['name']}",
                                                                  'name: "no\\nsuch-probe"')
@@ -700,7 +700,7 @@ GRID_CHILD = textwrap.dedent(
     f"""
     import resource, sys
     from claimcheck.errors import ClaimError
-    from claimcheck.loader import expand_grid, load_claims_text
+    from claimcheck.claims.loader import expand_grid, load_claims_text
     resource.setrlimit(resource.RLIMIT_AS, (768 << 20, 768 << 20))
     used = resource.getrusage(resource.RUSAGE_SELF)
     spent = int(used.ru_utime + used.ru_stime) + 1

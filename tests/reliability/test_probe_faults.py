@@ -21,9 +21,9 @@ import threading
 import numpy as np
 import pytest
 
-from claimcheck.loader import load_claims_text
-from claimcheck.probe import Output, RegisteredProbe
-from claimcheck.runner import RunOptions, hard_limit, run_claim_item
+from claimcheck.claims.loader import load_claims_text
+from claimcheck.probing.registry import Output, RegisteredProbe
+from claimcheck.engine.runner import RunOptions, hard_limit, run_claim_item
 from claimcheck.store import EvidenceStore
 from tests.reliability._project import claim_yaml, documents, table
 
@@ -34,7 +34,7 @@ FAULT_PROBES = '''
 import math, subprocess, sys, time
 
 from claimcheck.errors import ProbeError
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 CHILD_LIMIT_MIB = 256
 GREEDY = (

@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from claimcheck.errors import ClaimError
-from claimcheck.loader import load_claims_text
+from claimcheck.claims.loader import load_claims_text
 from claimcheck.report import build_reports
 from claimcheck.report.corrections import ReportError, report_path
 from claimcheck.report.html_assets import SCRIPT as PAGE_SCRIPT
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.store import EvidenceStore
 from tests.reliability._project import ROOT, claim_yaml, table
 
@@ -42,7 +42,7 @@ FORBIDDEN_NAMES = {"FullLoader", "UnsafeLoader", "CFullLoader", "CUnsafeLoader"}
 ALLOWED_IMPORTS = {
     ("cli/__init__.py", "importlib.import_module"),  # a fixed dispatch table of claimcheck modules
     ("api.py", "importlib.import_module"),  # one constant name: the shipped op registry, on first use
-    ("probe.py", "importlib.import_module"),  # probes/*.py of the project being run
+    ("probing/registry.py", "importlib.import_module"),  # probes/*.py of the project being run
     ("rules/__init__.py", "importlib.import_module"),  # this package's own rule modules, found by pkgutil
     ("models/_registry.py", "importlib.import_module"),  # built-in model modules and entry points
     ("models/synthetic.py", "importlib.import_module"),  # mlx_lm.models.<model_type> of a model config

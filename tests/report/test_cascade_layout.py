@@ -9,7 +9,7 @@ import pytest
 from claimcheck.claim import Claim
 from claimcheck.report.cascade import cascade_layout, draw
 from claimcheck.report.cascade_layout import Box, Layout, Size, crossings, order, plan
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.store import StoredResult
 from claimcheck.verdict import Verdict
 

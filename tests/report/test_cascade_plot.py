@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from claimcheck.claim import Claim
 from claimcheck.report.cascade import cascade, claim_graph, failing_components, layers
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.store import StoredResult
 from claimcheck.verdict import Verdict
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from claimcheck.docs_gate import check_docs
+from claimcheck.gate import check_docs
 from claimcheck.report import build_reports
 
 

@@ -7,7 +7,7 @@ import json
 from claimcheck.claim import Claim
 from claimcheck.report import build_reports
 from claimcheck.report import text as report_text
-from claimcheck.result import Adjustment, ItemResult
+from claimcheck.engine.result import Adjustment, ItemResult
 from claimcheck.stats import Decision
 from claimcheck.verdict import Verdict
 
@@ -206,9 +206,9 @@ def test_a_noise_gated_item_reads_as_gated_not_as_undecided(tmp_path, recorded) 
     import numpy as np
 
     from claimcheck import rules
-    from claimcheck.adjudicate import gate_noise
+    from claimcheck.engine.adjudicate import gate_noise
     from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
-    from claimcheck.result import ItemResult
+    from claimcheck.engine.result import ItemResult
 
     samples = list(np.r_[np.full(60, 8.0), np.full(60, 12.0)])  # mean 10 ms, CV 20%
     claim = Claim("step-latency", "t", "s", Source("d.md", "1", "f"), Scope(), ProbeSpec("p"),

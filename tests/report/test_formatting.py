@@ -13,7 +13,7 @@ import pytest
 from claimcheck.numbers import apart, level, within_range
 from claimcheck.report import text
 from claimcheck.report.corrections import text_md
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.stats import noise_gate
 from claimcheck.stats._rates import decide_zero_rate
 from claimcheck.verdict import Verdict

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.probe import Output, RegisteredProbe
-from claimcheck.probe_plot import PackPlot
+from claimcheck.probing.registry import Output, RegisteredProbe
+from claimcheck.probing.plots import PackPlot
 from claimcheck.report import build_reports
 
 

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from claimcheck.probe import Output, RegisteredProbe
-from claimcheck.probe_plot import PackPlot
+from claimcheck.probing.registry import Output, RegisteredProbe
+from claimcheck.probing.plots import PackPlot
 from claimcheck.report import build_reports
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from claimcheck.claim import Claim
-from claimcheck.probe_plot import PackPlot
+from claimcheck.probing.plots import PackPlot
 from claimcheck.report import plots
 from claimcheck.report.plots import rate_panels, rates
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.store import StoredResult
 from claimcheck.verdict import Verdict
 

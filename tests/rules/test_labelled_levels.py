@@ -8,9 +8,9 @@ from typing import Any, Sequence
 import pytest
 
 from claimcheck.errors import ClaimError
-from claimcheck.loader import expand_grid, item_id, load_claims_text
-from claimcheck.probe import Output, ProbeContext, RegisteredProbe
-from claimcheck.runner import RunOptions, run_claim_item
+from claimcheck.claims.loader import expand_grid, item_id, load_claims_text
+from claimcheck.probing.registry import Output, ProbeContext, RegisteredProbe
+from claimcheck.engine.runner import RunOptions, run_claim_item
 from claimcheck.verdict import Verdict
 
 HEAD = """\

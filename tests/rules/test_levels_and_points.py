@@ -11,10 +11,10 @@ import pytest
 from claimcheck import rules
 from claimcheck.claim import Claim, PointValues
 from claimcheck.errors import ClaimError
-from claimcheck.explain import expectation
-from claimcheck.loader import expand_grid, load_claims_text, validate_paths
-from claimcheck.probe import Output, ProbeContext, RegisteredProbe
-from claimcheck.runner import RunOptions, run_claim_item
+from claimcheck.engine.explain import expectation
+from claimcheck.claims.loader import expand_grid, load_claims_text, validate_paths
+from claimcheck.probing.registry import Output, ProbeContext, RegisteredProbe
+from claimcheck.engine.runner import RunOptions, run_claim_item
 from claimcheck.verdict import Verdict
 
 HEAD = """\

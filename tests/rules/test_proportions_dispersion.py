@@ -156,7 +156,7 @@ def test_exact_decision_and_words() -> None:
 
 
 def test_schema_accepts_a_number_per_grid_point_and_a_level_of_any_scalar_type() -> None:
-    from claimcheck.schema import json_schema
+    from claimcheck.claims.schema import json_schema
 
     check = json_schema()["properties"]["check"]["properties"]
     assert check["threshold"]["oneOf"][0] == {"type": "number"}

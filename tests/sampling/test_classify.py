@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claimcheck.sampling.classify import auc, cross_validated_auc, fit_logistic, jackknife_auc, out_of_fold_scores
+from claimcheck.probing.sampling.classify import auc, cross_validated_auc, fit_logistic, jackknife_auc, out_of_fold_scores
 
 
 def test_auc_by_hand_and_against_mann_whitney() -> None:

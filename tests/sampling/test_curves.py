@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.interpolate import CubicHermiteSpline, PchipInterpolator
 
-from claimcheck.sampling.curves import NAMED_CURVE_POINTS, TransferCurve, knot_from_percent, named_curve, pchip_tangents
+from claimcheck.probing.sampling.curves import NAMED_CURVE_POINTS, TransferCurve, knot_from_percent, named_curve, pchip_tangents
 
 
 def test_knots_are_natural_logs_of_percent_probabilities() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claimcheck.sampling.forkmap import (
+from claimcheck.probing.sampling.forkmap import (
     DIVERGED,
     FORK,
     LOCKED,

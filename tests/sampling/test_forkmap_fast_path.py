@@ -1,6 +1,6 @@
 """The fast fork map computes the labels the straightforward procedure computes, on the tiny model.
 
-The fast path (:func:`claimcheck.sampling.runs.bisector_traces`) prefills each reference once and
+The fast path (:func:`claimcheck.probing.sampling.runs.bisector_traces`) prefills each reference once and
 starts every branch from a slice of its KV cache, batches the branches of several prompts together,
 and stops a branch as soon as its label is decided. The straightforward path here does none of
 that: every branch is prefilled from scratch and greedy-decoded to its full length by mlx-lm's own
@@ -22,8 +22,8 @@ import pytest
 
 pytest.importorskip("mlx.core")
 
-from claimcheck.sampling.forkmap import LABEL, OUTCOME, REMERGED, TraceRules, make_node, traced_positions  # noqa: E402
-from claimcheck.sampling.runs import bisector_traces  # noqa: E402
+from claimcheck.probing.sampling.forkmap import LABEL, OUTCOME, REMERGED, TraceRules, make_node, traced_positions  # noqa: E402
+from claimcheck.probing.sampling.runs import bisector_traces  # noqa: E402
 from probes.curve_prompts import select_prompts  # noqa: E402
 from probes.curve_text import chat_ids, stop_token_ids  # noqa: E402
 from tests.sampling.tiny import CharTokenizer, chain_model, tiny_model  # noqa: E402

@@ -7,8 +7,8 @@ import pytest
 
 mx = pytest.importorskip("mlx.core")
 
-from claimcheck.sampling.generate import GenerationRequest, generate_batch, prefill, teacher_forced_logprobs  # noqa: E402
-from claimcheck.sampling.policies import get_policy  # noqa: E402
+from claimcheck.probing.sampling.generate import GenerationRequest, generate_batch, prefill, teacher_forced_logprobs  # noqa: E402
+from claimcheck.probing.sampling.policies import get_policy  # noqa: E402
 from tests.sampling.tiny import tiny_model  # noqa: E402
 
 PROMPTS = [[1, 5, 9, 14, 20, 33], [1, 7, 8], [1, 40, 41, 42, 43, 44, 45, 46, 47, 48], [1, 60, 2, 61]]
@@ -117,7 +117,7 @@ def test_requests_need_a_prompt_and_tokens(model) -> None:
 
 def test_a_shadow_policy_draws_from_the_main_sequence_s_own_rows(model) -> None:
     """A shadow draws with the same seed and step; the identity curve's shadow of temperature 1 never differs."""
-    from claimcheck.sampling import get_policy
+    from claimcheck.probing.sampling import get_policy
 
     requests = [GenerationRequest(prompt=[1, 2, 3], policy=get_policy("temp1"), seed=seed, max_tokens=12, shadows=(get_policy("curve-id"), get_policy("greedy")))
                 for seed in range(6)]
@@ -140,7 +140,7 @@ def test_greedy_rows_without_log_probs_give_the_same_tokens(model) -> None:
 
 
 def test_admitting_the_longest_requests_first_keeps_results_in_order_and_takes_fewer_steps() -> None:
-    from claimcheck.sampling import GenerationRequest, GenerationStats, generate_batch, get_policy
+    from claimcheck.probing.sampling import GenerationRequest, GenerationStats, generate_batch, get_policy
     from tests.sampling.tiny import chain_model
 
     model = chain_model()

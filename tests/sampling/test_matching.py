@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.sampling.runs import MISS_MARGIN_CHARS, can_still_match, content_recall, normalize_text
+from claimcheck.probing.sampling.runs import MISS_MARGIN_CHARS, can_still_match, content_recall, normalize_text
 
 TARGET = "The fog rolled in, and the keeper saw a light that was not his own."
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from claimcheck.sampling.policies import (
+from claimcheck.probing.sampling.policies import (
     CDF_BLOCK,
     CdfTable,
     SeededSampler,
@@ -15,7 +15,7 @@ from claimcheck.sampling.policies import (
     log_softmax,
     truncation_mask,
 )
-from claimcheck.sampling.seeds import BLOCK, uniform_draw, uniform_draws
+from claimcheck.probing.sampling.seeds import BLOCK, uniform_draw, uniform_draws
 
 
 def _logprobs(rows: int, vocab: int, scale: float, seed: int = 0) -> np.ndarray:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from claimcheck.sampling.forkmap import FORK, LOCKED, REMERGE
-from claimcheck.sampling.routes import (
+from claimcheck.probing.sampling.forkmap import FORK, LOCKED, REMERGE
+from claimcheck.probing.sampling.routes import (
     Counts,
     Value,
     first_departure,

@@ -21,11 +21,11 @@ import pytest
 pytest.importorskip("mlx.core")
 
 import claimcheck.models  # noqa: E402
-import claimcheck.sampling.reference as reference  # noqa: E402
-from claimcheck.probe import ProbeContext  # noqa: E402
-from claimcheck.sampling import Counts, ROUTE_POLICIES, get_policy, sample_counts, teacher_forced_logprobs  # noqa: E402
-from claimcheck.sampling.reference import ReferencePasses, reference_pass  # noqa: E402
-from claimcheck.sampling.runs import first_departures  # noqa: E402
+import claimcheck.probing.sampling.reference as reference  # noqa: E402
+from claimcheck.probing.registry import ProbeContext  # noqa: E402
+from claimcheck.probing.sampling import Counts, ROUTE_POLICIES, get_policy, sample_counts, teacher_forced_logprobs  # noqa: E402
+from claimcheck.probing.sampling.reference import ReferencePasses, reference_pass  # noqa: E402
+from claimcheck.probing.sampling.runs import first_departures  # noqa: E402
 from probes import fork_map, route_hazard  # noqa: E402
 from probes.curve_prompts import select_prompts  # noqa: E402
 from probes.curve_text import chat_ids  # noqa: E402

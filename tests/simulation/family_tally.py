@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.verdict import Verdict
 
 

@@ -7,7 +7,7 @@ runner runs for an item: the check with ``statistic: auto`` resolved for the ite
 (:func:`claimcheck.rules.for_timing`: the median for the timing models, the mean otherwise), the
 sequential loop with the common plan (looks at n = 8, 19, 30; a one-sample timing check draws them
 all and decides once on the window) and, for timing models, the noise gate inside the loop and
-:func:`claimcheck.adjudicate.gate_noise` after it.
+:func:`claimcheck.engine.adjudicate.gate_noise` after it.
 
 At the boundary both nulls are true, so a refutation is a false refutation and a hold a false
 hold; each must stay at or below alpha + 2 SE (SE = sqrt(alpha (1 - alpha) / R)).
@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from claimcheck import rules
-from claimcheck.adjudicate import gate_noise
+from claimcheck.engine.adjudicate import gate_noise
 from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 from claimcheck.stats import SequentialPlan
 from claimcheck.verdict import Verdict
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from claimcheck.loader import load_claims_text
-from claimcheck.probe import Output, ProbeContext, RegisteredProbe
-from claimcheck.runner import RunOptions, run_claim_item
+from claimcheck.claims.loader import load_claims_text
+from claimcheck.probing.registry import Output, ProbeContext, RegisteredProbe
+from claimcheck.engine.runner import RunOptions, run_claim_item
 from claimcheck.verdict import Verdict
 
 ALPHA = 0.05

@@ -5,7 +5,7 @@ Two arms run once per round in ABBA order, restarted with every probe call (as
 The arm that runs first in its round is ``POSITION_EFFECT`` slower. The probe reports each
 sample's position (``<output>.position``) or not; the claim is a paired ``equivalent`` on the
 log-ratio, decided on the median as a timing item or on the mean as a shared one, sampled by
-:func:`claimcheck.runner.run_claim_item` with looks at n = 8, 19, 30.
+:func:`claimcheck.engine.runner.run_claim_item` with looks at n = 8, 19, 30.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import numpy as np
 
 from claimcheck.harness.position import POSITION
 from claimcheck.harness.timing import interleaved_order
-from claimcheck.loader import load_claims_text
-from claimcheck.probe import Output, ProbeContext, RegisteredProbe
-from claimcheck.runner import RunOptions, run_claim_item
+from claimcheck.claims.loader import load_claims_text
+from claimcheck.probing.registry import Output, ProbeContext, RegisteredProbe
+from claimcheck.engine.runner import RunOptions, run_claim_item
 from claimcheck.verdict import Verdict
 
 MARGIN = 0.05

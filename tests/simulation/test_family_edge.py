@@ -5,7 +5,7 @@ rate is alpha there). The items mix the rules and noise of the error-rate table:
 ``at_most`` on the mean of normal samples (shared items), a paired ``ratio`` under 5% spikes and a
 paired ``equivalent`` under t(3) noise (timing items, decided on the median), ten of each. Each is
 run as the runner runs an item (:func:`harness.run_result`: the sequential plan 8/19/30, the gate,
-the noise adjudication), and the run is adjusted by :func:`claimcheck.adjudicate.correct_family`
+the noise adjudication), and the run is adjusted by :func:`claimcheck.engine.adjudicate.correct_family`
 over the 40-item suite. The point estimates must be at most alpha (not alpha + k SE); without the
 family both are far above it, so the test can fail.
 """
@@ -18,7 +18,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from claimcheck.adjudicate import correct_family
+from claimcheck.engine.adjudicate import correct_family
 
 from . import harness as H
 from .family_tally import assert_family_keeps_both_errors, tally

@@ -67,8 +67,8 @@ def test_positions_give_the_run_order_and_a_robust_fit_removes_the_effect() -> N
 
 def test_the_sampler_adjusts_only_what_the_probe_reported() -> None:
     from claimcheck.errors import ProbeError
-    from claimcheck.probe import ProbeContext
-    from claimcheck.sampler import Sampler
+    from claimcheck.probing.registry import ProbeContext
+    from claimcheck.engine.sampler import Sampler
 
     claim = P.load_claims_text(P.CLAIM.format(timing="true"), "abba.yaml")[0]
     ctx = ProbeContext(seed=3)

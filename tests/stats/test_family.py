@@ -118,9 +118,9 @@ def test_samples_to_survive_scales_the_measured_effect():
 
 
 def test_a_verdict_that_does_not_survive_the_family_says_the_n_that_would():
-    from claimcheck.adjudicate import correct_family
+    from claimcheck.engine.adjudicate import correct_family
     from claimcheck.claim import Check, Claim, ProbeSpec, Scope, Source
-    from claimcheck.result import ItemResult
+    from claimcheck.engine.result import ItemResult
 
     claim = Claim("weak", "t", "s", Source("d.md", "1", "f"), Scope(), ProbeSpec("p"),
                   Check("at_least", output="x", params={"threshold": 0.0}))

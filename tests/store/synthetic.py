@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from claimcheck.result import ItemResult
+from claimcheck.engine.result import ItemResult
 
 MACHINE_A = {
     "backend": "cpu",

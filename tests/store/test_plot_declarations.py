@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck.probe_plot import PackPlot
+from claimcheck.probing.plots import PackPlot
 from claimcheck.store import SCHEMA_VERSION, EvidenceStore, NotAStore, OutputUnit, StoredPlot, StoreError, merge
 from tests.store import synthetic as synth
 

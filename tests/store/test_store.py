@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from claimcheck.claim import Claim
-from claimcheck.result import Adjustment
+from claimcheck.engine.result import Adjustment
 from claimcheck.verdict import Verdict
 
 from claimcheck.store import DuplicateResult, EvidenceStore, StoreError, git_commits

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "claims.yml"
 BIN = str(Path(sys.executable).parent)
 #: The commands the played steps start with: the package's scripts, pytest and the report.
-PLAYED = ("python -m claimcheck.workflow.", "python3 -m claimcheck.workflow.", "python -m claimcheck.docs_gate ",
+PLAYED = ("python -m claimcheck.workflow.", "python3 -m claimcheck.workflow.", "python -m claimcheck.gate ",
           "pytest claims/", "claimcheck report")
 
 

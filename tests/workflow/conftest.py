@@ -15,7 +15,7 @@ PROBES = '''"""Probes of a small docs repository: a computed size and a sampled 
 
 import random
 
-from claimcheck.probe import Output, ProbeContext, probe
+from claimcheck.probing.registry import Output, ProbeContext, probe
 
 WEIGHTS_GB = 0.6936
 SHARE_MEAN = 92.0

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from claimcheck.docs_gate._annotations import emit, github_annotation
-from claimcheck.docs_gate._model import Problem
+from claimcheck.gate._annotations import emit, github_annotation
+from claimcheck.gate._model import Problem
 
 
 def test_an_error_is_an_annotation_at_its_file_line_and_column() -> None:

@@ -61,7 +61,7 @@ def test_validate_imports_no_mlx_and_no_model_package(tmp_path) -> None:
 
 
 def test_the_docs_gate_runs_with_mlx_and_the_models_unimportable(tmp_path) -> None:
-    done = _without_heavy(tmp_path, "claimcheck.docs_gate", "docs/gate.md", "--allow-missing")
+    done = _without_heavy(tmp_path, "claimcheck.gate", "docs/gate.md", "--allow-missing")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "heavy modules loaded: []" in done.stderr
     # Naming this machine's class asks MLX for the device; without it the gate says so and goes on.

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from claimcheck import machine
-from claimcheck.loader import load_claims
-from claimcheck.runner import scope_problem
+from claimcheck.claims.loader import load_claims
+from claimcheck.engine.runner import scope_problem
 from claimcheck.workflow import metal_sanity
 from claimcheck.workflow.metal_sanity import DeviceRun
 

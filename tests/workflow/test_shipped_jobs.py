@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from claimcheck import expectations
+from claimcheck.engine import expectations
 from claimcheck.store import EvidenceStore
 
 from ._pr import claimcheck, clean_env, git, play
@@ -59,7 +59,7 @@ def test_a_clean_pr_passes_the_docs_gate_and_measures_nothing(gated_repo: tuple[
     assert changes.exit_status == 0 and "measure=false" in changes.output, changes.output
     job = play(repo, job_name="docs-gate", env_extra={"GATE_CLASS": machine_class})
     assert job.exit_status == 0, job.output
-    gate = job.step("python -m claimcheck.docs_gate")
+    gate = job.step("python -m claimcheck.gate")
     assert "evidence committed (reports/profiles/ci.sqlite)" in gate.output and machine_class in gate.output
     assert "figures: " in job.summary, "the coverage line is in the step summary"
 
@@ -70,7 +70,7 @@ def test_a_wrong_figure_pr_fails_the_docs_gate_at_its_line(gated_repo: tuple[Pat
     commit(repo, "Update the weights figure")
     job = play(repo, job_name="docs-gate", env_extra={"GATE_CLASS": machine_class})
     assert job.exit_status == 1, job.output
-    gate = job.step("python -m claimcheck.docs_gate").output
+    gate = job.step("python -m claimcheck.gate").output
     assert f"{DOC}:{WEIGHTS_LINE}:" in gate and "figure 0.794 GB disagrees with pr-weights-gb: stated 0.694 GB" in gate
     assert f"::error file={DOC},line={WEIGHTS_LINE}," in gate
     # a new unanchored figure on a changed line is red too (the ratchet)

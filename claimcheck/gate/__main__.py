@@ -1,0 +1,5 @@
+"""``python -m claimcheck.gate``."""
+
+from claimcheck.gate import main
+
+raise SystemExit(main())

@@ -1,0 +1,139 @@
+"""The end of a run: adjudicate, correct pytest's counts, store, report, gate the docs.
+
+The verdict changes themselves live in :mod:`claimcheck.engine.adjudicate`; this
+module applies them to pytest's reports before the terminal summary is printed,
+so the summary line and the exit code use the final verdicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from claimcheck.pytest_plugin import evidence
+from claimcheck.engine.adjudicate import FAMILY_NAMES, adjudicate_run, family_members
+from claimcheck.engine.controls import NOT_SHOWN, attach_controls, control_outcomes
+from claimcheck.numbers import number
+from claimcheck.outcome import find_all, unlocked_classes
+from claimcheck.outcome.summary import expectation_lines
+from claimcheck.pytest_plugin import adapter
+from claimcheck.pytest_plugin.adapter import flags_of
+from claimcheck.engine.result import ItemResult
+from claimcheck.stats import family_alpha
+from claimcheck.pytest_plugin.session import ClaimSession
+from claimcheck.verdict import Verdict
+
+def family_summary(results: Sequence[ItemResult], collected: Mapping[str, float] | None, method: str,
+                   level: float | None) -> str:
+    """One line on the family the run was adjusted over: its size, how many decided here, its level."""
+    if method == "none":
+        return "family: no adjustment (each item at its own alpha)"
+    members = [results[i] for i in family_members(results)]
+    ran = {r.item_id for r in members}
+    absent = [a for item_id, a in (collected or {}).items() if item_id not in ran]
+    alphas = [r.decision.alpha for r in members if r.decision is not None] + absent
+    if not alphas:
+        return "family: empty (no sampled item in scope)"
+    size = len(alphas)
+    alpha = family_alpha(alphas) if level is None else level
+    name = FAMILY_NAMES.get(method, method)
+    return (f"family: {name} over {size} sampled, in-scope items ({len(members)} decided in this run, {len(absent)} "
+            f"count at p = 1), level {number(alpha)}, refutations and holds each")
+
+
+def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
+    """Adjudicate the run, find what each item means, apply that to pytest, then store, report and gate docs."""
+    config = session.config
+    cs.interrupted = bool(session.shouldstop or session.shouldfail or
+                          session.exitstatus == pytest.ExitCode.INTERRUPTED)
+    nodeids = list(cs.results)
+    before = [cs.results[nodeid] for nodeid in nodeids]
+    store, run_id = cs.store, cs.run_id
+
+    def elsewhere(claim_ids: set[str]) -> dict[str, Verdict]:
+        return evidence.latest_verdicts(store, run_id, claim_ids) if store is not None else {}
+
+    machine = next((r.machine for r in before if r.machine), None)
+    collected = cs.family_items(machine, config.getoption("--claims-alpha")) if machine is not None else None
+    run = adjudicate_run(before, family=config.getoption("--claims-family"), premises=cs.premises(),
+                         premise_verdicts=elsewhere, collected=collected,
+                         family_level=config.getoption("--claims-family-alpha"), retracted=cs.retractions())
+    cs.family = family_summary(run.results, collected, config.getoption("--claims-family"),
+                               config.getoption("--claims-family-alpha"))
+    final = attach_controls(run.results)
+    lock = cs.expectations_path
+    findings = find_all(final, cs.expectations(), flags_of(config))
+    for nodeid, finding in zip(nodeids, findings):
+        cs.results[nodeid] = finding.result
+        cs.findings[nodeid] = finding
+    cs.unlocked_class = next(iter(unlocked_classes(findings, cs.expectations())), None)
+    adapter.apply(session, cs.reports, nodeids, findings, lock)
+    cs.stale = {claim_id: list(chain) for claim_id, chain in run.chains.items()}
+
+    if store is not None and run_id is not None:
+        cs.drift_lines, cs.report_paths = evidence.close_run(
+            store, run_id, before, final, complete=evidence.session_finished(session) and not cs.interrupted,
+            reports=evidence.reports_dir(config, cs.rootdir), config=config, expectations=cs.expectations())
+    docs = config.getoption("--claims-docs")
+    if docs is not None:
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+
+        def write_line(text: str, **markup: bool) -> None:
+            if terminal is not None:
+                terminal.write_line(text, **markup)
+
+        if terminal is not None:
+            terminal.section("claimcheck docs gate", sep="-")
+        failures = evidence.gate_docs(store, docs or ["docs/findings"], cs.claims_dirs(),
+                                      evidence.reports_dir(config, cs.rootdir), write_line)
+        if failures and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def chain_text(claim_id: str, chain: Sequence[str]) -> str:
+    """``child <- root (refuted) -> child``; a claim its source withdrew itself is named once, with the reason."""
+    if len(chain) == 1 and chain[0].startswith(claim_id + " ("):
+        return f"{claim_id} {chain[0][len(claim_id) + 1:]}"
+    return f"{claim_id} <- " + " -> ".join(chain)
+
+
+def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
+    """The claimcheck section of the terminal summary, rendered from the run's findings."""
+    findings = cs.current_findings()
+    claims = [f for f in findings.values() if f.result.control_for is None]
+    counts: dict[str, int] = {}
+    for finding in claims:
+        counts[finding.verdict.value] = counts.get(finding.verdict.value, 0) + 1
+    terminal.section("claimcheck", sep="-")
+    if cs.interrupted:
+        terminal.write_line(f"interrupted: {len(findings)} item(s) decided before the run was cut short; "
+                            "their verdicts below, with the expected verdicts applied", yellow=True)
+    terminal.write_line("verdicts: " + ", ".join(f"{n} {name}" for name, n in sorted(counts.items())))
+    if cs.family:
+        terminal.write_line(cs.family)
+    for line, alarming in expectation_lines(findings, cs.expectations_path, cs.unlocked_class):
+        terminal.write_line(line, red=alarming)
+    outcomes = control_outcomes([f.result for f in findings.values()])
+    if outcomes:
+        shown = sum(o.shown_able_to_fail for o in outcomes.values())
+        terminal.write_line(f"controls: {shown} of {len(outcomes)} refuted (claim shown able to fail here)")
+    for claim_id, outcome in sorted(outcomes.items()):
+        if not outcome.shown_able_to_fail:
+            terminal.write_line(f"{NOT_SHOWN}: {claim_id} (control {outcome.item_id} {outcome.verdict.value}: "
+                                f"{outcome.reason})", yellow=True)
+    machine = next((f.result.machine_class for f in findings.values() if f.result.machine_class), None)
+    if machine:
+        terminal.write_line(f"machine: {machine}")
+    chained = {f.claim_id: f.verdict.value for f in claims if f.treatment.listed == "chain"}
+    for claim_id, chain in sorted(cs.stale.items()):
+        if claim_id in chained:
+            terminal.write_line(f"{chained[claim_id]}: {chain_text(claim_id, chain)}", yellow=True)
+    for finding in sorted(claims, key=lambda f: f.item_id):
+        if finding.treatment.listed == "reason":  # the source contradicts itself: say where
+            terminal.write_line(f"{finding.verdict.value}: {finding.item_id}: {finding.result.reason}", yellow=True)
+    for line in cs.drift_lines:
+        terminal.write_line(f"drifted: {line}", yellow=True)
+    for path in cs.report_paths:
+        terminal.write_line(f"report: {path}")
