@@ -77,11 +77,16 @@ class Equivalent(Rule):
         return f"{check.output} ≈ {check.reference}: |{scale}| <= {bound}{paired}"
 
     def claimed(self, check: Check) -> Claimed:
-        margin = check.number("margin")
-        if check.params.get("scale") == "log-ratio":
-            return Claimed("band", 1 / (1 + margin), 1 + margin,
-                           f"ratio within [{number(1 / (1 + margin))}, {number(1 + margin)}] (equivalent)")
-        return Claimed("band", -margin, margin, f"within ±{with_unit(number(margin), check.unit)} (equivalent)")
+        return equivalence_band(check)
+
+
+def equivalence_band(check: Check) -> Claimed:
+    """The band an equivalence claims: ±margin, or [1/(1+margin), 1+margin] on the log-ratio scale."""
+    margin = check.number("margin")
+    if check.params.get("scale") == "log-ratio":
+        return Claimed("band", 1 / (1 + margin), 1 + margin,
+                       f"ratio within [{number(1 / (1 + margin))}, {number(1 + margin)}] (equivalent)")
+    return Claimed("band", -margin, margin, f"within ±{with_unit(number(margin), check.unit)} (equivalent)")
 
 
 RULES = (Equivalent(),)

@@ -27,6 +27,7 @@ from ._base import (
     STATISTIC, ArrayGroups, Claimed, FieldProblem, Groups, Param, Rule, exact_decision, pairs_or_all, positive,
     statistic,
 )
+from .equivalent import equivalence_band
 from .levels import LevelParam, level_label
 
 
@@ -165,11 +166,7 @@ class LevelEquivalent(Rule):
         return f"{check.output}: {which} within |{'log ratio' if log else 'difference'}| <= {bound}"
 
     def claimed(self, check: Check) -> Claimed:
-        margin = check.number("margin")
-        if check.params.get("scale") == "log-ratio":
-            return Claimed("band", 1 / (1 + margin), 1 + margin,
-                           f"ratio within [{number(1 / (1 + margin))}, {number(1 + margin)}] (equivalent)")
-        return Claimed("band", -margin, margin, f"within ±{with_unit(number(margin), check.unit)} (equivalent)")
+        return equivalence_band(check)
 
 
 RULES = (LevelEquivalent(),)
