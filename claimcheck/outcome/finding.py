@@ -7,6 +7,7 @@ renders findings, so an item reads the same on every surface.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,7 @@ class Finding:
         decision = result.decision
         if decision is not None:
             for name, value in (("estimate", decision.statistic), ("low", decision.low), ("high", decision.high)):
-                if value == value and abs(value) != float("inf"):
+                if math.isfinite(value):
                     found.append((name, f"{value:.6g}"))
             found.append(("n", str(decision.n)))
         return found
