@@ -1,0 +1,50 @@
+"""``bisector_trace_exact``: the fork map of named prompts as the deterministic fact it is.
+
+The trace (methods C) is greedy throughout: the reference, every forced rank-2 branch and its
+greedy continuation. On one prompt it gives one value per output and no sampling noise, so a claim
+about the source's own prompts (one per pole: lighthouse, weights-advice, paris) is decided
+exactly from those values (``deterministic=True``), as arithmetic is, instead of by a sampled rule
+that one value per pole cannot decide. The values are those of ``bisector_trace`` on the same
+prompts; only the way a run decides them differs. A named prompt whose fork share or funnel is
+undefined (a reference too short to trace, no genuine alternative) leaves the fact undefined, so the
+item is inconclusive with that prompt's reason, never decided on the other prompts alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from claimcheck.errors import Undecidable
+from claimcheck.probing.registry import ProbeContext, probe
+from .curve_text import DEFAULT_MODEL
+from .fork_map import _TRACE_OUTPUTS, bisector_trace
+
+SOURCE_PROMPTS = ("lighthouse", "weights-advice", "paris")
+
+
+@probe("bisector_trace_exact", outputs=_TRACE_OUTPUTS, reads_text=True, deterministic=True)
+def bisector_trace_exact(
+    ctx: ProbeContext,
+    *,
+    model: str = DEFAULT_MODEL,
+    variant: str | None = "fp32",
+    prompts: str | Sequence[str] = SOURCE_PROMPTS,
+    genuine_p2: float = 0.05,
+    max_ref_tokens: int = 80,
+    batch_size: int = 64,
+) -> dict[str, list[float]]:
+    """Greedy fork map of the named prompts, one exact value per prompt (no seeds, no repeats)."""
+    out = bisector_trace(ctx, model=model, variant=variant, prompts=prompts if isinstance(prompts, str) else list(prompts),
+                         genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size)
+    raise_if_undefined(ctx.artifacts.get("fork_map", []), ctx.artifacts.get("undefined", []))
+    return {name: list(values) for name, values in out.items()}
+
+
+def raise_if_undefined(fork_map: Sequence[Mapping[str, Any]], undefined: Sequence[Mapping[str, Any]]) -> None:
+    """Undecidable, naming each prompt, when any named prompt has no funnel or no fork share."""
+    reasons = [f"{entry['prompt']}: reference of {entry['reference_tokens']} tokens, too short to trace"
+               for entry in fork_map if not entry["summary"].get("traced")]
+    untraced = {entry["prompt"] for entry in fork_map if not entry["summary"].get("traced")}
+    reasons += [f"{entry['prompt']}: {entry['reason']}" for entry in undefined if entry["prompt"] not in untraced]
+    if reasons:
+        raise Undecidable("the fact of these named prompts is undefined: " + "; ".join(reasons))
