@@ -241,6 +241,8 @@ class Claim:
     control: Control | None = None
     no_control: str | None = None  # ``control: {none: true, why: ...}``: why no positive control exists
     retracted: Retraction | None = None
+    family: str | None = None  # declared multiplicity family; None: the claim file (see claimcheck.claims.families)
+    indifference: float | None = None  # margin of indifference at the edge, in the threshold's units (a ratio's relative)
     path: str = "<memory>"
     line: int = 0
     content_hash: str = ""
@@ -267,6 +269,8 @@ class Claim:
             "path": self.path, "line": self.line, "content_hash": self.content_hash,
             **({"control": {"params": dict(self.control.params), "why": self.control.why}} if self.control else {}),
             **({"no_control": self.no_control} if self.no_control else {}),
+            **({"family": self.family} if self.family else {}),
+            **({"indifference": self.indifference} if self.indifference is not None else {}),
             **({"retracted": {k: v for k, v in dataclasses.asdict(self.retracted).items() if v is not None}}
                if self.retracted else {}),
         }
@@ -296,6 +300,8 @@ class Claim:
             control=Control(dict(control.get("params") or {}), str(control.get("why", "")))
             if isinstance(control, Mapping) else None,
             no_control=str(record["no_control"]) if record.get("no_control") else None,
+            indifference=float(record["indifference"]) if isinstance(record.get("indifference"), (int, float)) else None,
+            family=str(record["family"]) if record.get("family") else None,
             retracted=Retraction(str(retracted.get("section", "")), str(retracted.get("figure", "")),
                                  str(retracted["decomposition"]) if retracted.get("decomposition") else None)
             if isinstance(retracted, Mapping) else None,

@@ -236,6 +236,8 @@ def _compute_fingerprint() -> dict[str, Any]:
         "blas": blas.describe(),
         "blas_kind": blas.kind,
         "blas_threads": blas.threads,
+        "blas_thread_policy": blas.thread_policy.split(":")[0] if blas.thread_policy else None,
+        "blas_thread_choice": blas.thread_policy or None,
     }
 
 

@@ -71,6 +71,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--claims-progress", type=float, default=10.0, metavar="SECONDS",
                     help="in a log (not a TTY), print each running item's look, samples and elapsed time at least "
                          "this often, under xdist too (0: never)")
+    group.addoption("--claims-changed", action="store_true",
+                    help="measure only items whose content key (claim, probe source, model weights, versions, "
+                         "machine class) differs from the newest complete run of this machine class in the store "
+                         "or the committed profiles; carry the others forward")
+    group.addoption("--since-run", default=None, metavar="ID",
+                    help="with or without --claims-changed: compare each item's content key with this run only")
+    group.addoption("--claims-shard", default=None, metavar="K/N",
+                    help="run shard K of N: the items split by recorded durations, a timing claim whole on one "
+                         "shard; merge the shards' stores (`claimcheck merge`), then `claimcheck adjudicate`")
+    group.addoption("--claims-adjudicate", default=None, metavar="STORE",
+                    help="measure nothing: decide the shard runs of one matrix in STORE as one run (family, cascade, "
+                         "lock), stored as a new run; what `claimcheck adjudicate` runs")
     # `claimcheck validate --root` has no pytest twin: claimed here so that `pytest --root X` is a clear error.
     group.addoption("--root", default=None, help=argparse.SUPPRESS)
     parser.addini("claims_dirs", "folders (relative to rootdir) whose YAML files are claims", type="args", default=["claims"])
@@ -140,6 +152,13 @@ def _check_setup(config: pytest.Config, session: ClaimSession) -> None:
         aliases.use_project(session.rootdir)  # the claims' model names -> this project's directories or repos
     except ClaimcheckError as error:
         raise pytest.UsageError(f"claimcheck: {error}") from None
+    if config.getoption("--claims-shard"):
+        from claimcheck.pytest_plugin.shard import parse_shard
+
+        try:
+            parse_shard(config.getoption("--claims-shard"))
+        except ValueError as error:
+            raise pytest.UsageError(f"claimcheck: {error}") from None
     chosen = config.getoption("--claims-profile")
     if chosen:
         known = {"cpu", "cuda", "metal"} | {name for claim in session.all_claims().values() for name in claim.profiles}
@@ -376,6 +395,22 @@ class ClaimItem(pytest.Item):
         self.params = params
         self.probe = probe
         self.control_for = control_for  # set on a positive control: the claim it must refute
+        self.carried: ItemResult | None = None  # set by --claims-changed: an earlier result under the same key
+        self._content_key: str | None = None
+
+    def content_key(self) -> str:
+        """What this item's result depends on, hashed (empty when it cannot be computed: never carried)."""
+        if self._content_key is None:
+            from claimcheck.engine.item_key import item_key, model_name
+            from claimcheck.models.identity import weights_identity
+
+            try:
+                model = model_name(self.probe, self.params)
+                self._content_key = item_key(self.claim, self.params, self.probe, self.config.stash[options_key],
+                                             weights=weights_identity(model) if model else None)
+            except Exception:  # noqa: BLE001 - an item whose key cannot be read is measured, never carried
+                self._content_key = ""
+        return self._content_key
 
     def runtest(self) -> None:
         from claimcheck.machine import fingerprint, machine_class
@@ -389,9 +424,19 @@ class ClaimItem(pytest.Item):
         # An item outside its scope measures nothing, so it never waits for the lock.
         in_scope = scope_problem(self.claim, self.params, machine) is None
         mode = ("exclusive" if self.claim.budget.exclusive else "shared") if in_scope else None
-        with locking.hold(session.lock_path, mode=mode):
-            outcome = run_claim_item(self.claim, self.name, self.params, self.probe, options=options,
-                                     machine=machine, machine_class=machine_class(machine))
+        history: list[float] = []
+        if in_scope and self.claim.budget.exclusive and self.carried is None:
+            from claimcheck.pytest_plugin.evidence import item_history
+
+            history = item_history(config, session.rootdir, self.name, machine_class(machine))
+        if self.carried is not None:  # measured by an earlier run under the same content key
+            outcome = self.carried
+        else:
+            with locking.hold(session.lock_path, mode=mode):
+                outcome = run_claim_item(self.claim, self.name, self.params, self.probe, options=options,
+                                         machine=machine, machine_class=machine_class(machine), history=history,
+                                         stop_alpha=None if self.control_for else session.stop_alpha(self.name, machine))
+            outcome = dataclasses.replace(outcome, content_key=self.content_key())
         if self.control_for is not None:
             outcome = dataclasses.replace(outcome, control_for=self.control_for)
         self.stash[outcome_key] = outcome
@@ -400,6 +445,8 @@ class ClaimItem(pytest.Item):
                 self.user_properties.append((f"machine.{key}", str(machine[key])))
         if self.control_for is not None:
             self.user_properties.append(("control", self.control_for))
+        if outcome.carried_from:
+            self.user_properties.append(("carried_from", outcome.carried_from))
         self.user_properties.append((PROPERTY, json.dumps(outcome.to_record(), default=str)))
         finding = session.provisional_finding(self.nodeid, outcome)
         if finding.treatment.skips:
@@ -433,7 +480,10 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         finding = session.provisional_finding(report.nodeid, result)
     from claimcheck.pytest_plugin.adapter import status
 
-    return status(finding)
+    category, letter, (word, markup) = status(finding)
+    if finding.result.carried_from:  # not measured now: say so in the verbose word
+        word = f"{word} (carried from {finding.result.carried_from})"
+    return category, letter, (word, markup)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

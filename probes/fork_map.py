@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 from claimcheck.errors import ProbeError
 from claimcheck.probing.registry import Output, ProbeContext, probe
 from .curve_cache import cached_many, stored, whole_on_first_look
+from .curve_groups import GROUPS_INFO, prompt_group
 from .curve_prompts import CurvePrompt, select_prompts
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
 
@@ -125,7 +126,6 @@ _TRACE_OUTPUTS = {
 
 
 @probe("bisector_trace", outputs=_TRACE_OUTPUTS, reads_text=True)
-@whole_on_first_look(_TRACE_OUTPUTS)
 def bisector_trace(
     ctx: ProbeContext,
     *,
@@ -139,6 +139,10 @@ def bisector_trace(
 ) -> dict[str, list[float]]:
     """Fork map of each prompt: which rank-2 alternatives of the greedy path lead elsewhere.
 
+    Sequential over prompt groups (:func:`.curve_groups.prompt_group`): each look traces the next
+    ``ctx.n`` prompts of each pole in the item's seeded order, so a plan with several looks stops
+    once the claim is decided; a one-look plan traces the whole selection at once.
+
     ``swap_poles`` (two pole names) files each pole's prompts under the other's output: a positive
     control for an ordering of the poles, which the swapped assignment must refute.
     """
@@ -146,11 +150,14 @@ def bisector_trace(
     if swap and (len(swap) != 2 or len(set(swap)) != 2 or not set(swap) <= {"creative", "advice", "factual"}):
         raise ProbeError(f"`swap_poles` must name two different poles of creative, advice, factual, got {swap}")
     pole_of = {swap[0]: swap[1], swap[1]: swap[0]} if swap else {}
-    chosen = select_prompts(prompts)
+    selection = select_prompts(prompts)
+    chosen = prompt_group(ctx, selection)
+    out: dict[str, list[float]] = {name: [] for name in _TRACE_OUTPUTS}
+    if not chosen:
+        return out  # every prompt of the selection was measured at an earlier look
     lm = load_text_model(ctx, model, variant)
     records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size, branches="genuine")
-    out: dict[str, list[float]] = {name: [] for name in _TRACE_OUTPUTS}
-    undefined = []
+    undefined = ctx.artifacts.get("undefined", []) if ctx.look > 0 else []
     for p in chosen:
         summary = records[p.id]["summary"]
         out["genuine_alternatives"].append(float(summary["genuine_alternatives"]))
@@ -163,11 +170,12 @@ def bisector_trace(
         out["fork_share"].append(summary["fork_share"])
         out["remerge_share"].append(summary["remerge_share"])
         out[f"{pole_of.get(p.pole, p.pole)}_fork_share"].append(summary["fork_share"])
-    ctx.artifacts["fork_map"] = [_trace_artifact(p, records[p.id], lm.tokenizer.decode) for p in chosen]
+    earlier = ctx.artifacts.get("fork_map", []) if ctx.look > 0 else []
+    ctx.artifacts["fork_map"] = earlier + [_trace_artifact(p, records[p.id], lm.tokenizer.decode) for p in chosen]
     ctx.artifacts["undefined"] = undefined
     if pole_of:
         ctx.artifacts["swapped_poles"] = pole_of
-    ctx.info["prompts"] = [p.id for p in chosen]
+    ctx.info["prompts"] = [name for group in ctx.info[GROUPS_INFO] for name in group]
     return out
 
 

@@ -72,8 +72,12 @@ def identity_control(
         requests = [GenerationRequest(prompt=ids[name], policy=curve_arm, seed=seed, max_tokens=int(max_tokens), tag=(name, seed),
                                       shadows=(reference_arm,))
                     for name in missing for seed in range(seeds)]
-        ctx.progress(f"identity control: {len(requests)} paired samples")
-        generated = generate_batch(lm.model, requests, stop_ids=(), ban_ids=stops, batch_size=batch_size)
+        from claimcheck.probing.sampling.countdown import Countdown
+
+        countdown = Countdown("identity control", "paired samples", len(requests), ctx.progress)
+        countdown.start()
+        generated = generate_batch(lm.model, requests, stop_ids=(), ban_ids=stops, batch_size=batch_size,
+                                   finished=countdown.advance_to)
         out: dict[str, Any] = {name: {curve_arm.name: {}, reference_arm.name: {}, "first_difference": {}} for name in missing}
         continuations = []
         for request, g in zip(requests, generated):

@@ -73,9 +73,13 @@ def route_values(
                         })
                         owners.append((name, policy.name, seed, d))
             results[name] = per_policy
-        ctx.progress(f"route hazard: continuing {len(items)} fork departures")
+        from claimcheck.probing.sampling.countdown import Countdown
+
+        countdown = Countdown("route hazard", "fork departures continued", len(items), ctx.progress)
+        countdown.start()
         stats = GenerationStats()
-        scored = fork_departure_coherence(lm.model, items, roots=roots, stop_ids=stops, batch_size=batch_size, stats=stats)
+        scored = fork_departure_coherence(lm.model, items, roots=roots, stop_ids=stops, batch_size=batch_size, stats=stats,
+                                          finished=countdown.advance_to)
         for (name, policy_name, seed, d), score in zip(owners, scored):
             results[name][policy_name]["coherence"].append({"seed": seed, "departure": d} | score)
         for name in missing:

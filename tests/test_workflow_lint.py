@@ -114,7 +114,28 @@ def test_every_script_the_workflow_runs_ships_in_the_package():
             for command in (line.strip() for line in run.splitlines() if line.strip()):
                 assert command.startswith(("python -m pip", "pip install", "sudo apt-get", "pytest ",
                                            "python -m claimcheck.workflow.", "python3 -m claimcheck.workflow.",
-                                           "python -m claimcheck.gate ", "claimcheck report")), command
+                                           "python -m claimcheck.gate ", "claimcheck report", "claimcheck merge ",
+                                           "claimcheck adjudicate ")), command
+
+
+def test_sharded_claims_are_merged_and_adjudicated_as_one_run():
+    jobs = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
+    shards, decide = jobs["linux-claims"], jobs["linux-claims-adjudicate"]
+    total = len(shards["strategy"]["matrix"]["shard"])
+    assert shards["strategy"]["matrix"]["shard"] == list(range(1, total + 1)) and total >= 2
+    assert shards["strategy"]["fail-fast"] is False, "every shard runs, so the merged run is whole"
+    run = steps(shards)
+    assert f'--claims-shard "$SHARD/{total}"' in run and "--claims-changed" in run
+    assert '--claims-store ".claimcheck/shard-$SHARD.sqlite"' in run
+    upload = next(step for step in shards["steps"] if "upload-artifact" in str(step.get("uses")))
+    assert upload["if"] == "${{ !cancelled() }}" and ".claimcheck/shard-*.sqlite" in upload["with"]["path"]
+    assert set(decide["needs"]) == {"changes", "linux-claims"} and "!cancelled()" in decide["if"]
+    commands = [str(step.get("run", "")) for step in decide["steps"]]
+    merge = next(k for k, c in enumerate(commands) if c.startswith("claimcheck merge reports/claimcheck.sqlite"))
+    adjudicate = next(k for k, c in enumerate(commands) if c.startswith("claimcheck adjudicate reports/claimcheck.sqlite"))
+    summary = next(k for k, c in enumerate(commands) if "claimcheck.workflow.summary" in c)
+    assert merge < adjudicate < summary
+    assert all(f".claimcheck/shards/shard-{k}.sqlite" in commands[merge] for k in range(1, total + 1))
 
 
 def test_the_self_hosted_label_is_declared_for_actionlint():

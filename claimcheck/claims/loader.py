@@ -193,6 +193,8 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
     validator = _Validator(doc, path)
     raw = doc.value
     draft = isinstance(raw, dict) and raw.get("draft") is True
+    if isinstance(raw, dict) and "family" in raw and raw["family"] is None:  # a family left empty names none
+        raise validator.error("family", "expected non-empty text (the family's name), got nothing")
     data = validator.section(raw, "", draft=draft)
     if draft:
         return _draft(data, doc, path)
@@ -242,10 +244,12 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         tags=tuple(data.get("tags", ())),
         depends_on=tuple(data.get("depends_on", ())),
         notes=data.get("notes"),
+        indifference=float(data["indifference"]) if data.get("indifference") is not None else None,
         profiles={name: Profile(**body) for name, body in data.get("profiles", {}).items()},
         control=Control(dict(control["params"]), control["why"]) if control is not None else None,
         no_control=no_control,
         retracted=Retraction(**data["retracted"]) if data.get("retracted") is not None else None,
+        family=data["family"].strip() if data.get("family") is not None else None,
         path=path,
         line=doc.start_line,
         content_hash=_content_hash(doc),

@@ -68,7 +68,11 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "budget": Field("section", "how much measuring it may cost"),
         "tags": Field("str-list", "labels; each becomes a pytest marker"),
         "depends_on": Field("str-list", "ids of claims this one takes as premises"),
+        "family": Field("str", "the multiplicity family its items are tested in (Holm within it); default: "
+                        "the claim file, as its path relative to the claims folder"),
         "notes": Field("str", "why the threshold or margin is what it is"),
+        "indifference": Field("number", "margin of indifference at the edge (threshold units; a ratio's relative): "
+                              "a timing item without 3 earlier runs must clear it to decide", minimum=0),
         "draft": Field("bool", "a drafted claim that never runs until completed"),
         "control": Field("section", "positive control: probe params under which the claim must be refuted "
                          "(run beside the claim with --claims-controls)"),

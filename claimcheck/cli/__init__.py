@@ -1,6 +1,6 @@
 """The ``claimcheck`` command: a thin layer over the library.
 
-Subcommands: ``report``, ``publish``, ``accept``, ``history``, ``runs``, ``merge``, ``compare``, ``new``, ``validate``,
+Subcommands: ``report``, ``publish``, ``accept``, ``history``, ``runs``, ``merge``, ``adjudicate``, ``compare``, ``new``, ``validate``,
 ``probes``, ``models``, and ``docs`` / ``extract`` (handed to their own modules with the rest of the
 arguments). Exit codes: 0 ok, 1 check failures (invalid claims, merge
 conflicts), 2 usage or input errors, 141 when the reader of the output went away (``| head``), as for
@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     merge.add_argument("dest")
     merge.add_argument("sources", nargs="+", metavar="SRC")
     merge.set_defaults(handler=cmd_merge)
+
+    from ._adjudicate import add_parser as add_adjudicate
+
+    add_adjudicate(sub)
 
     compare = sub.add_parser("compare", help="portable claims side by side across machine classes")
     compare.add_argument("stores", nargs="+", metavar="STORE", help="evidence stores (e.g. reports/claimcheck.sqlite reports/profiles/*.sqlite)")

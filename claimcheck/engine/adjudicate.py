@@ -3,8 +3,9 @@
 1. ``noise-gate`` (per item, when it finishes): a timing item whose samples are
    too noisy or drifting cannot be decided, so its verdict becomes inconclusive.
 2. ``family`` (per run): refutations and holds must each survive Holm (or
-   Benjamini–Hochberg) over the suite's sampled, in-scope items; those that did
-   not run count at p = 1 (:mod:`claimcheck.stats._family`).
+   Benjamini–Hochberg) within their family: the sampled, in-scope items of the
+   claims tree that share the claim's ``family:`` (default: its file); those that
+   did not run count at p = 1 (:mod:`claimcheck.engine.families`).
 3. ``cascade`` (per run): an item whose premise (``depends_on``) did not hold is stale, and so is
    one whose premise the source itself retracted (``retracted:``), on every machine.
 
@@ -18,8 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from claimcheck.numbers import number
+from claimcheck.engine.families import Member, family_level, group_members
 from claimcheck.engine.result import Adjustment, ItemResult
-from claimcheck.stats import FamilyMember, family_alpha, noise_gate, samples_to_survive, two_sided_family
+from claimcheck.stats import noise_gate, samples_to_survive, two_sided_family
 from claimcheck.verdict import FAILED_PREMISE, Verdict, worst
 
 STEPS = ("noise-gate", "family", "cascade")
@@ -77,8 +79,8 @@ def family_members(results: Sequence[ItemResult]) -> list[int]:
 
 
 def correct_family(results: Sequence[ItemResult], method: str, *, collected: Mapping[str, float] | None = None,
-                   alpha: float | None = None) -> list[ItemResult]:
-    """Step 2: refutations and holds must each survive the family; one that does not is inconclusive.
+                   alpha: float | None = None, families: Mapping[str, str] | None = None) -> list[ItemResult]:
+    """Step 2: refutations and holds must each survive their family; one that does not is inconclusive.
 
     Args:
         results: the run's results.
@@ -86,7 +88,9 @@ def correct_family(results: Sequence[ItemResult], method: str, *, collected: Map
         collected: item id -> alpha for every sampled, in-scope item of the suite, whether it ran
             or not; members without a decision count at p = 1, so the family does not depend on
             ``-k``, errors or budgets. None: the family is the run's decided items.
-        alpha: the family's level (default: the mean of its members' alphas, so a lax member loosens no other).
+        alpha: each family's level (default: the mean of its members' alphas, so a lax member loosens no other).
+        families: item id -> its family (:mod:`claimcheck.engine.families`); each family is adjusted
+            on its own. None: every member is one family.
 
     Every refuted or holding member gets a ``family`` adjustment with the adjusted p-value of
     its own test, so a reader sees that a surviving verdict was tested too.
@@ -95,18 +99,27 @@ def correct_family(results: Sequence[ItemResult], method: str, *, collected: Map
     indices = family_members(results)
     if method == "none" or not indices:
         return out
-    members = [FamilyMember(result.verdict, decision.pvalue, decision.hold_pvalue, decision.alpha)
-               for i in indices if (decision := (result := results[i]).decision) is not None]
-    ran = {results[i].item_id for i in indices}
-    members += [FamilyMember.absent(a) for item_id, a in sorted((collected or {}).items()) if item_id not in ran]
-    level = family_alpha([m.alpha for m in members]) if alpha is None else alpha
+    for name, group in sorted(group_members(results, indices, collected, families).items()):
+        if any(member.position is not None for member in group):
+            _correct_one(out, name if families is not None else None, group, method, alpha)
+    return out
+
+
+def _correct_one(out: list[ItemResult], name: str | None, group: Sequence[Member], method: str,
+                 alpha: float | None) -> None:
+    """Adjust one family's members in ``out`` (in place); ``name`` is said in the reasons when families are declared."""
+    members = [m.member for m in group]
+    level = family_level([m.alpha for m in members], alpha)
     outcomes = two_sided_family(members, method, level)  # type: ignore[arg-type]  # method is checked by pytest's choices
     size = len(members)
-    without = size - len(indices)
-    name = FAMILY_NAMES.get(method, method)
-    over = f"{name} over {size} items" + (f" ({without} without a decision count at p = 1)" if without else "")
-    for index, outcome in zip(indices, outcomes):
-        result = out[index]
+    without = sum(m.position is None for m in group)
+    title = FAMILY_NAMES.get(method, method)
+    over = (f"{title} over {size} items" + (f" of family {name}" if name else "") +
+            (f" ({without} without a decision count at p = 1)" if without else ""))
+    for member, outcome in zip(group, outcomes):
+        if member.position is None:
+            continue
+        result = out[member.position]
         if result.verdict not in (Verdict.REFUTED, Verdict.HOLDS):
             continue
         test = "refutation" if result.verdict is Verdict.REFUTED else "hold"
@@ -122,8 +135,8 @@ def correct_family(results: Sequence[ItemResult], method: str, *, collected: Map
                       f"n = {taken}") if needed is not None else ""
             reason = (f"{test} does not survive {over} (adjusted {test} p = {p_text} > {number(level)}{budget}); "
                       f"raw: {result.reason}")
-        out[index] = result.adjusted(Adjustment("family", result.verdict, outcome.verdict, reason, outcome.pvalue))
-    return out
+        out[member.position] = result.adjusted(Adjustment("family", result.verdict, outcome.verdict, reason,
+                                                       outcome.pvalue))
 
 
 def claim_verdicts(results: Sequence[ItemResult]) -> dict[str, Verdict]:
@@ -228,7 +241,8 @@ class RunVerdicts:
 def adjudicate_run(results: Sequence[ItemResult], *, family: str, premises: Mapping[str, Sequence[str]],
                    premise_verdicts: Callable[[set[str]], Mapping[str, Verdict]] | None = None,
                    collected: Mapping[str, float] | None = None, family_level: float | None = None,
-                   retracted: Mapping[str, str] | None = None) -> RunVerdicts:
+                   retracted: Mapping[str, str] | None = None,
+                   families: Mapping[str, str] | None = None) -> RunVerdicts:
     """Steps 2 and 3 over a run's results (step 1 was applied as each item finished).
 
     Args:
@@ -238,8 +252,9 @@ def adjudicate_run(results: Sequence[ItemResult], *, family: str, premises: Mapp
         premise_verdicts: looks up verdicts of premises that did not run now.
         collected, family_level: the family's members and level (see :func:`correct_family`).
         retracted: claim id -> why its source withdrew it (see :func:`stale_chains`).
+        families: item id -> its family (see :func:`correct_family`); None: one family.
     """
-    corrected = correct_family(results, family, collected=collected, alpha=family_level)
+    corrected = correct_family(results, family, collected=collected, alpha=family_level, families=families)
     ran = {r.claim_id for r in corrected}
     wanted = {p for claim_id in ran for p in premises.get(claim_id, ())} - ran
     elsewhere = premise_verdicts(wanted) if wanted and premise_verdicts else {}

@@ -80,6 +80,19 @@ def cache_key(key_parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(_canonical(key_parts).encode()).hexdigest()
 
 
+def content_key(key_parts: Mapping[str, Any], environment: Mapping[str, Any] | None = None) -> str:
+    """The full key :func:`cached` files a value under: ``key_parts`` plus the environment part, hashed.
+
+    One key for everything whose result may be reused: a cached probe value, and a whole item
+    result carried forward to a later run (``pytest --claims-changed``).
+
+    Args:
+        environment: as for :func:`cached`; default :func:`environment_key`.
+    """
+    env = dict(environment_key() if environment is None else environment)
+    return cache_key({"parts": dict(key_parts), "environment": env})
+
+
 def _file_for(label: str, full_key: Mapping[str, Any], directory: Path) -> Path:
     label = re.sub(r"[^A-Za-z0-9_.-]+", "_", label)[:60] or "result"
     return directory / f"{label}-{cache_key(full_key)[:32]}.json"

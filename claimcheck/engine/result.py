@@ -120,6 +120,10 @@ class ItemResult:
         control_for: set on a positive control's own result: the id of the claim it tests
             (the control's claim id is ``<claim-id>--control``, so it never counts as the claim).
         control: set on a claim's results when its control ran: what the control showed.
+        content_key: the item's content key (:func:`claimcheck.engine.item_key.item_key`): what its
+            measurement depends on; a later run whose key is the same may carry this result forward.
+        carried_from: set when this result was not measured in its run but carried forward from
+            an earlier one whose content key is the same: that run's id.
     """
 
     claim: Claim
@@ -139,6 +143,8 @@ class ItemResult:
     duration_s: float = 0.0
     control_for: str | None = None
     control: ControlOutcome | None = None
+    content_key: str = ""
+    carried_from: str | None = None
 
     @property
     def claim_id(self) -> str:
@@ -195,6 +201,8 @@ class ItemResult:
             "claim": self.claim.to_record(),
             **({"control_for": self.control_for} if self.control_for is not None else {}),
             **({"control": self.control.to_record()} if self.control is not None else {}),
+            **({"content_key": self.content_key} if self.content_key else {}),
+            **({"carried_from": self.carried_from} if self.carried_from else {}),
         }
 
     @classmethod
@@ -225,4 +233,6 @@ class ItemResult:
             duration_s=float(record.get("duration_s") or 0.0),
             control_for=str(record["control_for"]) if record.get("control_for") else None,
             control=ControlOutcome.from_record(record["control"]) if isinstance(record.get("control"), Mapping) else None,
+            content_key=str(record.get("content_key") or ""),
+            carried_from=str(record["carried_from"]) if record.get("carried_from") else None,
         )

@@ -16,12 +16,13 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from claimcheck.engine import hang_watch
 from claimcheck.engine.adjudicate import gate_noise
+from claimcheck.engine.between_runs import between_runs
 from claimcheck.claim import Claim
 from claimcheck.errors import NotApplicable, ProbeError, Undecidable
 from claimcheck.probing.registry import ProbeContext, RegisteredProbe
@@ -114,8 +115,17 @@ def run_claim_item(
     options: RunOptions,
     machine: Mapping[str, Any],
     machine_class: str = "",
+    history: Sequence[float] = (),
+    stop_alpha: float | None = None,
 ) -> ItemResult:
-    """Measure and decide one item; always returns a result (the noise gate already applied)."""
+    """Measure and decide one item; always returns a result (the noise gate already applied).
+
+    ``history``: the item's estimates in earlier complete runs on ``machine_class`` (read by the
+    caller), folded into a timing item's decision as its between-run spread (:mod:`.between_runs`).
+    ``stop_alpha``: the level the item is first tested at in its multiplicity family
+    (:func:`claimcheck.engine.families.stop_levels`); its sequential stopping aims there, so a
+    decision that stops early survives the family. None: it stops at its own alpha.
+    """
     claim = claim.at_point(params)  # a threshold set per grid point takes this item's value
     started = time.time()
     seed = item_seed(options.seed, item_id)
@@ -149,7 +159,8 @@ def run_claim_item(
 
     try:
         with time_limit(limit), hang_watch.watch(limit, hung):
-            decision = _measure_and_decide(claim, probe, sampler, alpha, options, started + seconds, tracker)
+            decision = _measure_and_decide(claim, probe, sampler, alpha, options, started + seconds, tracker,
+                                           stop_alpha)
     except NotApplicable as error:
         return finish(Verdict.NOT_APPLICABLE, _one_line(error))
     except Undecidable as error:
@@ -161,6 +172,8 @@ def run_claim_item(
         tracker.finish()
     if decision is None:
         return finish(Verdict.INCONCLUSIVE, f"time budget of {seconds:g} s ran out before the first decision")
+    if not probe.deterministic:
+        decision = between_runs(claim, decision, history)
     result = finish(decision.verdict, decision.reason, decision)
     return gate_noise(result, sampler.groups(), options.cv_bound)
 
@@ -170,21 +183,24 @@ def _timestamp(seconds: float) -> str:
 
 
 def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: Sampler, alpha: float,
-                        options: RunOptions, deadline: float, tracker: ItemProgress) -> Decision | None:
+                        options: RunOptions, deadline: float, tracker: ItemProgress,
+                        stop_alpha: float | None = None) -> Decision | None:
     if probe.deterministic:
         sampler.draw(1, 0)
         return decide_check(claim.check, sampler.groups(), alpha, deterministic=True)
-    return _sequential(claim, sampler, alpha, options, deadline, tracker)
+    return _sequential(claim, sampler, alpha, options, deadline, tracker, stop_alpha)
 
 
 def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOptions, deadline: float,
-                tracker: ItemProgress) -> Decision:
+                tracker: ItemProgress, stop_alpha: float | None = None) -> Decision:
     """Draw in looks until the rule decides, the plan ends or the time budget runs out."""
     budget = claim.budget
     scale = options.budget_scale
     min_n = max(1, round(budget.min_samples * scale))
     max_n = max(min_n, round(budget.max_samples * scale))
-    plan = SequentialPlan(alpha, min_n, max_n, budget.looks)
+    stop = min(stop_alpha, alpha) if stop_alpha is not None and stop_alpha > 0 else None
+    plan = SequentialPlan(alpha, min_n, max_n, budget.looks, stop_alpha=stop)
+    sampler.ctx.looks = len(plan.sizes)  # a probe over a fixed selection measures it in groups only with several looks
     looks = iter(range(len(plan.sizes)))
 
     def draw(k: int) -> Groups:

@@ -25,8 +25,11 @@ import os
 import platform
 import sys
 import warnings
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from claimcheck.harness import blas_threads
 
 BLAS_ENV = "CLAIMCHECK_BLAS"
 MKL_THREADING_ENV = "MKL_THREADING_LAYER"
@@ -51,6 +54,7 @@ class BlasInfo:
         loaded: the library :func:`ensure_fast_blas` loaded in this call, else ``None``.
         threads: the library's thread count where it reports one (OpenBLAS, MKL, BLIS), else ``None``.
         note: one line on how this outcome came about.
+        thread_policy: how the thread count was chosen (:mod:`claimcheck.harness.blas_threads`).
     """
 
     library: str
@@ -58,6 +62,7 @@ class BlasInfo:
     loaded: str | None = None
     threads: int | None = None
     note: str = ""
+    thread_policy: str = ""
 
     @property
     def fast(self) -> bool:
@@ -271,7 +276,30 @@ def _gpu_wheel_installed() -> bool:
     return any((dist.metadata["Name"] or "").lower().startswith("mlx-cuda") for dist in metadata.distributions())
 
 
+@functools.cache
+def thread_choice() -> blas_threads.ThreadChoice:
+    """This process's BLAS thread policy, chosen once, at the first call (before the work starts)."""
+    return blas_threads.choose_threads()
+
+
 def ensure_fast_blas() -> BlasInfo:
+    """Make MLX's CPU GEMMs use an optimised BLAS with a thread count the machine can give; report it.
+
+    The thread count is :func:`thread_choice`'s, exported to the thread variables before a library
+    loads and set through the library's own call after (OpenBLAS, MKL and BLIS change it at run
+    time), so it holds however the library came to be loaded. numpy's own BLAS follows through
+    threadpoolctl where that is installed.
+    """
+    choice = thread_choice()
+    blas_threads.export(choice)
+    info = _ensure_fast_blas()
+    if choice.threads is not None and blas_threads.apply_to_library(info.library, choice.threads):
+        info = replace(info, threads=_threads(info.library))
+    blas_threads.apply_to_numpy(choice.threads)
+    return replace(info, thread_policy=choice.describe())
+
+
+def _ensure_fast_blas() -> BlasInfo:
     """Make MLX's CPU GEMMs use an optimised BLAS if one is installed; report what is in use.
 
     Order: ``$CLAIMCHECK_BLAS`` (a library path; ``off``/``reference`` keeps the bundled one), then the

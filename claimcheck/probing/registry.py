@@ -48,6 +48,8 @@ class ProbeContext:
         n: samples wanted in this call (a probe may return more or fewer; the
             runner counts what came back).
         look: 0-based index of this call within the item's sequential run.
+        looks: how many looks the item's plan has (1: the design comes whole in one call; a
+            probe over a fixed prompt selection measures it in groups only when there are more).
         seed: the run seed combined with the item id, stable across runs.
         rng: a ``random.Random`` seeded from ``seed`` for pure-Python choices.
         artifacts: JSON-serialisable evidence the probe wants kept (e.g. a
@@ -61,6 +63,7 @@ class ProbeContext:
 
     n: int = 1
     look: int = 0
+    looks: int = 1
     seed: int = 0
     rng: random.Random = field(default_factory=random.Random)
     artifacts: dict[str, Any] = field(default_factory=dict)

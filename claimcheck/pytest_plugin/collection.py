@@ -112,6 +112,22 @@ class CollectionGuard:
                 session.exitstatus in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        """``--claims-changed`` / ``--since-run`` mark the items carried forward; ``--claims-shard`` keeps this shard's."""
+        from claimcheck.pytest_plugin import selection
+
+        if selection.wanted(config) and not config.stash.get(problems_key, []):
+            selection.select(self.cs, config, items)
+
+    def pytest_report_collectionfinish(self, config: pytest.Config, items: list[pytest.Item]) -> list[str]:
+        from claimcheck.pytest_plugin import selection
+
+        done = config.stash.get(selection.selection_key, None)
+        line = selection.summary_line(items, done) if done else None
+        return [line] if line else []
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Stop on a collection problem; else, when claims will run here, check the store before the first."""
         config = session.config

@@ -8,6 +8,7 @@ needs and returns values; none of them changes a verdict.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,6 +152,26 @@ def chosen_store(config: pytest.Config, rootdir: Path) -> Path:
     return plan.path if plan is not None else store_path(config, rootdir)
 
 
+def item_history(config: pytest.Config, rootdir: Path, item_id: str, machine_class: str) -> list[float]:
+    """The item's estimates in earlier complete runs on this machine class, for its between-run component.
+
+    Read-only; no store (or ``--claims-no-store``, or a store that cannot be read) means no
+    history, and the item's decision then says it had none.
+    """
+    if config.getoption("--claims-no-store"):
+        return []
+    path = chosen_store(config, rootdir)
+    if not path.is_file():
+        return []
+    from claimcheck.store import EvidenceStore
+
+    try:
+        with EvidenceStore.open_readonly(path) as store:
+            return store.item_estimates(item_id, machine_class)
+    except (ClaimcheckError, sqlite3.Error):
+        return []
+
+
 def open_run(config: pytest.Config, rootdir: Path) -> tuple[EvidenceStore, str]:
     """Open the store and start a run with this machine's fingerprint and the options."""
     from claimcheck.machine import fingerprint, machine_class
@@ -161,16 +182,44 @@ def open_run(config: pytest.Config, rootdir: Path) -> tuple[EvidenceStore, str]:
     merge_profiles(path, rootdir)
     store = EvidenceStore(path)
     machine = fingerprint()
+    klass = machine_class(machine)
+    from claimcheck.pytest_plugin.shard import shards_key
+
+    shards = config.stash.get(shards_key, None)
+    if shards:  # adjudicated from shards: the run is theirs, measured on their machine
+        machine, klass = dict(shards[0].machine), shards[0].machine_class
     suite_commit, claims_commit = git_commits(rootdir)
     options: dict[str, Any] = {
         name: config.getoption(f"--claims-{name}")
         for name in ("alpha", "seed", "strict", "budget-scale", "fresh", "family", "cascade", "cv-bound", "profile")
     }
+    options.update(run_selection(config))
+    if shards:
+        options["merged_from"] = [run.run_id for run in shards]
     options["args"] = list(config.args)
     options["selection"] = {"keyword": config.option.keyword, "markexpr": config.option.markexpr}
-    run_id = store.begin_run(machine=machine, machine_class=machine_class(machine), options=options,
+    run_id = store.begin_run(machine=machine, machine_class=klass, options=options,
                              suite_commit=suite_commit, claims_commit=claims_commit)
     return store, run_id
+
+
+def run_selection(config: pytest.Config) -> dict[str, Any]:
+    """What the run's record keeps of carrying and sharding, and the family options a merged run reuses.
+
+    A shard's record names its shard and matrix (``shard: {index, total, group}``), so that
+    ``claimcheck adjudicate`` finds the shards of one matrix in a merged store.
+    """
+    found: dict[str, Any] = {"family-alpha": config.getoption("--claims-family-alpha"),
+                             "controls": bool(config.getoption("--claims-controls"))}
+    if config.getoption("--claims-changed") or config.getoption("--since-run"):
+        found["changed"] = {"since_run": config.getoption("--since-run")}
+    chosen = config.getoption("--claims-shard")
+    if chosen:
+        from claimcheck.pytest_plugin.shard import parse_shard, shard_group
+
+        shard = parse_shard(chosen)
+        found["shard"] = {"index": shard.index, "total": shard.total, "group": shard_group()}
+    return found
 
 
 def merge_profiles(path: Path, rootdir: Path) -> None:

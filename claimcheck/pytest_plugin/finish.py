@@ -13,34 +13,29 @@ from typing import Any
 import pytest
 
 from claimcheck.pytest_plugin import evidence
-from claimcheck.engine.adjudicate import FAMILY_NAMES, adjudicate_run, family_members
+from claimcheck.engine.adjudicate import adjudicate_run, family_members
+from claimcheck.engine.families import group_members
 from claimcheck.engine.controls import NOT_SHOWN, attach_controls, control_outcomes
-from claimcheck.numbers import number
 from claimcheck.outcome import find_all, unlocked_classes
 from claimcheck.outcome.summary import expectation_lines
 from claimcheck.pytest_plugin import adapter
 from claimcheck.pytest_plugin.adapter import flags_of
 from claimcheck.engine.result import ItemResult
-from claimcheck.stats import family_alpha
+from claimcheck.stats import family_lines
 from claimcheck.pytest_plugin.session import ClaimSession
 from claimcheck.verdict import Verdict
 
 def family_summary(results: Sequence[ItemResult], collected: Mapping[str, float] | None, method: str,
-                   level: float | None) -> str:
-    """One line on the family the run was adjusted over: its size, how many decided here, its level."""
+                   level: float | None, families: Mapping[str, str] | None = None) -> list[str]:
+    """The lines on the families the run was adjusted over: one per family (or the ones with undone
+    decisions, when there are many, and a total), then the suite-wide Benjamini–Hochberg line."""
     if method == "none":
-        return "family: no adjustment (each item at its own alpha)"
-    members = [results[i] for i in family_members(results)]
-    ran = {r.item_id for r in members}
-    absent = [a for item_id, a in (collected or {}).items() if item_id not in ran]
-    alphas = [r.decision.alpha for r in members if r.decision is not None] + absent
-    if not alphas:
-        return "family: empty (no sampled item in scope)"
-    size = len(alphas)
-    alpha = family_alpha(alphas) if level is None else level
-    name = FAMILY_NAMES.get(method, method)
-    return (f"family: {name} over {size} sampled, in-scope items ({len(members)} decided in this run, {len(absent)} "
-            f"count at p = 1), level {number(alpha)}, refutations and holds each")
+        return ["family: no adjustment (each item at its own alpha)"]
+    groups = group_members(results, family_members(results), collected, families)
+    if not groups:
+        return ["family: empty (no sampled item in scope)"]
+    members = {name: [m.member for m in group] for name, group in groups.items()}
+    return family_lines(members, method=method, level=level)  # type: ignore[arg-type]  # checked by pytest's choices
 
 
 def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
@@ -56,12 +51,15 @@ def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
         return evidence.latest_verdicts(store, run_id, claim_ids) if store is not None else {}
 
     machine = next((r.machine for r in before if r.machine), None)
-    collected = cs.family_items(machine, config.getoption("--claims-alpha")) if machine is not None else None
+    slots = cs.family_slots(machine, config.getoption("--claims-alpha")) if machine is not None else None
+    collected = {item_id: slot.alpha for item_id, slot in slots.items()} if slots is not None else None
+    families = {item_id: slot.family for item_id, slot in slots.items()} if slots is not None else None
     run = adjudicate_run(before, family=config.getoption("--claims-family"), premises=cs.premises(),
                          premise_verdicts=elsewhere, collected=collected,
-                         family_level=config.getoption("--claims-family-alpha"), retracted=cs.retractions())
-    cs.family = family_summary(run.results, collected, config.getoption("--claims-family"),
-                               config.getoption("--claims-family-alpha"))
+                         family_level=config.getoption("--claims-family-alpha"), retracted=cs.retractions(),
+                         families=families)
+    cs.family = family_summary(before, collected, config.getoption("--claims-family"),
+                               config.getoption("--claims-family-alpha"), families)
     final = attach_controls(run.results)
     lock = cs.expectations_path
     findings = find_all(final, cs.expectations(), flags_of(config))
@@ -111,8 +109,8 @@ def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
         terminal.write_line(f"interrupted: {len(findings)} item(s) decided before the run was cut short; "
                             "their verdicts below, with the expected verdicts applied", yellow=True)
     terminal.write_line("verdicts: " + ", ".join(f"{n} {name}" for name, n in sorted(counts.items())))
-    if cs.family:
-        terminal.write_line(cs.family)
+    for line in cs.family:
+        terminal.write_line(line)
     for line, alarming in expectation_lines(findings, cs.expectations_path, cs.unlocked_class):
         terminal.write_line(line, red=alarming)
     outcomes = control_outcomes([f.result for f in findings.values()])
@@ -123,6 +121,9 @@ def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
         if not outcome.shown_able_to_fail:
             terminal.write_line(f"{NOT_SHOWN}: {claim_id} (control {outcome.item_id} {outcome.verdict.value}: "
                                 f"{outcome.reason})", yellow=True)
+    carried_line = carried_summary(findings.values())  # --claims-changed: what was not measured now
+    if carried_line:
+        terminal.write_line(carried_line)
     machine = next((f.result.machine_class for f in findings.values() if f.result.machine_class), None)
     if machine:
         terminal.write_line(f"machine: {machine}")
@@ -137,3 +138,14 @@ def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
         terminal.write_line(f"drifted: {line}", yellow=True)
     for path in cs.report_paths:
         terminal.write_line(f"report: {path}")
+
+
+def carried_summary(findings: Any) -> str | None:
+    """``carried: 13 item(s) from earlier runs (content unchanged), 1 measured``; None when nothing was carried."""
+    results = [finding.result for finding in findings]
+    carried = [result for result in results if result.carried_from]
+    if not carried:
+        return None
+    runs = sorted({str(result.carried_from) for result in carried})
+    return (f"carried: {len(carried)} item(s) from earlier run(s) ({', '.join(runs)}; content unchanged), "
+            f"{len(results) - len(carried)} measured")

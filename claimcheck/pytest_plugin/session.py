@@ -19,6 +19,7 @@ from claimcheck.claim import Claim
 from claimcheck.errors import ClaimError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from claimcheck.engine.families import FamilySlot
     from claimcheck.engine.result import ItemResult
     from claimcheck.outcome import Finding
     from claimcheck.store import EvidenceStore
@@ -37,7 +38,7 @@ class ClaimSession:
         stale: claim id -> the premise chain that made it stale (after the run).
         drift_lines: what moved since the previous run on this machine class.
         report_paths: the report files written at the end.
-        family: one line on the multiplicity family the run was adjusted over.
+        family: the lines on the multiplicity families the run was adjusted over.
         findings: each item's final finding by node id (after the run-level steps).
         provisional: each item's finding as it finished (its own verdict against the lock), for its
             progress letter before the run-level steps.
@@ -54,7 +55,7 @@ class ClaimSession:
     stale: dict[str, list[str]] = field(default_factory=dict)
     drift_lines: list[str] = field(default_factory=list)
     report_paths: list[str] = field(default_factory=list)
-    family: str = ""
+    family: list[str] = field(default_factory=list)
     findings: dict[str, Finding] = field(default_factory=dict)
     provisional: dict[str, Finding] = field(default_factory=dict)
     unlocked_class: str | None = None
@@ -65,6 +66,7 @@ class ClaimSession:
     _profile: str | None = None
     _expectations: Expectations | None = None
     _expectations_read: bool = False
+    _stop_alphas: dict[str, float] | None = None
 
     @property
     def lock_path(self) -> Path:
@@ -182,6 +184,35 @@ class ClaimSession:
                 if scope_problem(claim, params, machine) is None:
                     items[item_id(claim.id, name)] = claim.check.alpha if alpha is None else alpha
         return items
+
+    def family_slots(self, machine: Mapping[str, Any], alpha: float | None = None) -> dict[str, FamilySlot]:
+        """Item id -> family and alpha of every member of the run's families on ``machine``.
+
+        The members are the sampled, in-scope items of the claims tree, of the claims collected
+        here (a claim file named on the command line outside the claims folders) and of the claims
+        that ran, so deselecting an item (``-k``, a path) does not shrink its family.
+        """
+        from claimcheck.engine.family_tree import tree_slots
+        from claimcheck.pytest_plugin.collection import collected_key
+
+        self.ensure_probes()
+        claims = [*self.all_claims().values(), *self.config.stash.get(collected_key, []),
+                  *(r.claim for r in self.results.values() if r.control_for is None)]
+        return tree_slots(claims, self.profile(), machine, [*self.claims_dirs(), self.rootdir], alpha)
+
+    def stop_alpha(self, item_id: str, machine: Mapping[str, Any]) -> float | None:
+        """The level an item's sequential stopping aims at: its first test in its family (None: its own alpha).
+
+        Computed once per process from the claims tree, before any item has run.
+        """
+        if self._stop_alphas is None:
+            from claimcheck.engine.families import stop_levels
+
+            config = self.config
+            slots = self.family_slots(machine, config.getoption("--claims-alpha"))
+            self._stop_alphas = stop_levels(slots, config.getoption("--claims-family"),
+                                            config.getoption("--claims-family-alpha"))
+        return self._stop_alphas.get(item_id)
 
     def premises(self) -> dict[str, tuple[str, ...]]:
         """Claim id -> premise ids for the whole suite and for every claim that ran."""

@@ -72,8 +72,10 @@ def history_table(rows: Sequence[StoredResult]) -> list[str]:
            "<th>item</th><th>verdict</th><th>estimate [interval]</th><th>n</th></tr></thead><tbody>"]
     for row in ordered:
         decision = row.decision
+        carried = (f'<br><span class="muted">carried from <code>{e(row.result.carried_from)}</code></span>'
+                   if row.result.carried_from else "")  # not measured in this run: where it was
         out.append(
-            f"<tr><td>{e(row.machine_class or '—')}</td><td><code>{e(row.run_id)}</code></td>"
+            f"<tr><td>{e(row.machine_class or '—')}</td><td><code>{e(row.run_id)}</code>{carried}</td>"
             f"<td>{e(text.run_date(row.run_started))}</td><td><code>{e(row.item_id)}</code></td>"
             f"<td>{badge(row.verdict.value)}</td><td class=\"fig\">{e(text.figure(row))}</td>"
             f"<td class=\"num\">{e(decision.n if decision is not None else '—')}</td></tr>")

@@ -16,8 +16,11 @@ scipy.stats result:
 - :func:`mde` / :func:`required_n` / :func:`zero_rate_n` state a run's resolution.
 - :func:`quantity_gate` / :func:`noise_gate` flag a tested quantity that is spiky or drifting
   (and, for a mean of timing samples, too noisy).
+- :func:`widen_between_runs` folds an item's between-run spread (earlier runs' estimates, as
+  plain numbers) into a timing decision.
 """
 
+from ._between_run import MIN_RUNS, widen_between_runs
 from ._bound import decide_bound
 from ._decision import ConfidenceInterval, Decision, check_alpha
 from ._dispersion import decide_dispersion, spread
@@ -25,6 +28,7 @@ from ._equivalent import decide_equivalent
 from ._exact import decide_exact
 from ._family import FamilyAdjustment, adjust_family, adjust_pvalues, family_adjustment
 from ._family import FamilyMember, FamilyVerdict, family_alpha, samples_to_survive, two_sided_family
+from ._family_summary import family_lines
 from ._noise import noise_gate, quantity_gate
 from ._power import mde, required_n, zero_rate_n
 from ._proportions import Counts, decide_two_proportions
@@ -36,6 +40,7 @@ from ._steps import decide_monotone, decide_ordering
 
 __all__ = [
     "Boundary",
+    "MIN_RUNS",
     "ConfidenceInterval",
     "Counts",
     "Decision",
@@ -62,6 +67,7 @@ __all__ = [
     "decide_zero_rate",
     "family_adjustment",
     "family_alpha",
+    "family_lines",
     "mde",
     "noise_gate",
     "quantity_gate",
@@ -71,5 +77,6 @@ __all__ = [
     "sequential_pvalue",
     "spread",
     "two_sided_family",
+    "widen_between_runs",
     "zero_rate_n",
 ]

@@ -14,13 +14,15 @@ error rates this keeps.
 It decides the quantity each timing rule tests, from the decision's own record: the median of
 one output (``at_least`` / ``at_most``), of the per-round ratios (paired ``ratio``) and of the
 per-round differences or log-ratios (paired ``equivalent``). Any other decision stays
-undecided under dependence (:func:`decide_dependent` returns None).
+undecided under dependence (:func:`decide_dependent` returns None). The paired rules take it at
+every look of a timing item whether the gate flagged them or not (:func:`paired_effective`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 from scipy import special
@@ -30,7 +32,7 @@ from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
 from ._decision import Decision, verdict_from
-from ._noise import rank_lag1
+from ._noise import rank_lag, rank_lag1
 
 MAX_CORRELATION = 0.95  # beyond it the effective n is below 1 in 40 samples: nothing decides anyway
 
@@ -62,14 +64,23 @@ class _InflatedSign:
 
 
 def decide_dependent(decision: Decision, groups: Sequence[tuple[str, np.ndarray]], alpha: float,
-                     problem: str) -> Decision | None:
-    """``decision`` re-decided on its tested quantity with the dependence-inflated sign test, or None."""
+                     problem: str, *, lags: int = 1) -> Decision | None:
+    """``decision`` re-decided on its tested quantity with the dependence-inflated sign test, or None.
+
+    ``lags > 1`` also reads the long-run factor ``1 + 2 sum_k r_k`` over that many lags (each
+    bias-corrected by ``+1/n``) and keeps the larger: a contrast of an AR(1) arm and an
+    independent one is not AR(1) (lag k correlation ``rho^k / 2``), and its lag 1 alone
+    understates the factor (2.3 against 5 at rho = 0.8).
+    """
     series, transform, label = _tested(decision, groups)
     if series is None or len(series) < 6:
         return None
     r1 = rank_lag1(series)
     r = min(MAX_CORRELATION, max(0.0, r1 + (1 + 4 * max(r1, 0.0)) / len(series)))
     f = (1 + r) / (1 - r)
+    if lags > 1:
+        summed = sum(rank_lag(series, k) + 1 / len(series) for k in range(1, min(lags, len(series) // 4) + 1))
+        f = min(max(f, 1 + 2 * summed), (1 + MAX_CORRELATION) / (1 - MAX_CORRELATION))
     est = _InflatedSign(series, f)
     details = decision.details
     if decision.rule == "equivalent":
@@ -95,6 +106,28 @@ def decide_dependent(decision: Decision, groups: Sequence[tuple[str, np.ndarray]
         verdict=verdict, reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=None,
         estimate_label=label, details={**details, "p_holds": p_holds, "dependence": {"r": r, "inflation": f}},
     )
+
+
+PAIRED_LAGS = 3  # lags the always-on paired factor reads (chosen by simulation)
+PAIRED_ALWAYS = ("per-round contrast decided on its effective n at every look (a dependence in one arm "
+                 "that the lag-1 test misses still narrows an interval that assumes independent rounds)")
+
+
+def paired_effective(decision: Decision, groups: Sequence[tuple[str, np.ndarray]], alpha: float) -> Decision:
+    """A paired median decision (``ratio``, ``equivalent``) re-decided on its effective n whether flagged or not.
+
+    The per-round contrast of AR(1) rho = 0.8 noise in one arm has lag-1 correlation of about 0.4,
+    which the one-sided test at 0.10 finds in 60% of runs at n = 30; the runs it missed carried
+    false verdicts of 0.10-0.12. Estimating the inflation on every look removes them; on
+    independent rounds the bias-corrected estimate is above 0 about half the time, which is the
+    power this costs (the simulation's power rows state it). Other decisions come back unchanged.
+    """
+    if decision.rule not in ("ratio", "equivalent") or not decision.details.get("paired"):
+        return decision
+    adjusted = decide_dependent(decision, groups, alpha, PAIRED_ALWAYS, lags=PAIRED_LAGS)
+    if adjusted is None:
+        return decision
+    return replace(adjusted, details={**adjusted.details, "independent_verdict": decision.verdict.value})
 
 
 Tested = tuple["np.ndarray | None", Callable[[float], float], str]

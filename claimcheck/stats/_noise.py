@@ -58,12 +58,17 @@ def is_dependence(problem: str | None) -> bool:
 
 def rank_lag1(x: np.ndarray) -> float:
     """Lag-1 autocorrelation of the ranks of ``x`` (0 for a constant series)."""
+    return rank_lag(x, 1)
+
+
+def rank_lag(x: np.ndarray, lag: int) -> float:
+    """Lag-``lag`` autocorrelation of the ranks of ``x`` (0 for a constant series)."""
     from scipy import stats  # slow to import; only needed here
 
     ranks = stats.rankdata(x)
     centred = ranks - ranks.mean()
     total = float(centred @ centred)
-    return float(centred[:-1] @ centred[1:]) / total if total else 0.0
+    return float(centred[:-lag] @ centred[lag:]) / total if total else 0.0
 
 
 def lag1_dependence(x: np.ndarray, alpha: float = DEPENDENCE_ALPHA) -> str | None:

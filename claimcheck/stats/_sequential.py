@@ -43,6 +43,14 @@ under an exact boundary, the smallest overall level whose boundary the looks cro
 (:func:`~._boundaries.repeated_pvalue`). Either way ``p_seq <= alpha`` exactly when some look
 decided that way, so the family correction can adjust both.
 
+A plan with ``stop_alpha`` below its alpha (the level its item is first tested at in its
+multiplicity family) stops early only on a look whose sequential p-value reaches that level;
+a look decisive at its own level alone samples on. The looks, boundaries and p-values are the
+plan's own, so the sequential p-value stays valid (stopping later only adds looks the full path
+would have had); the last look decides at ``alpha`` as before. Where no later look decides
+(an ungated rule), the last look that was decisive at the plan's alpha stands, with its own
+interval: a repeated confidence interval is valid whichever look it is read at.
+
 The stopping look's interval is a repeated confidence interval: its nominal level is
 ``1 - 2 a_k``, but it is reported at the level it keeps simultaneously over all looks
 (``1 - 2 alpha``), which is the coverage the plan guarantees.
@@ -71,7 +79,7 @@ from claimcheck.verdict import Verdict
 
 from ._boundaries import Kind, nominal_levels, repeated_pvalue
 from ._decision import LEVEL_FLOOR, Decision, check_alpha
-from ._dependent import decide_dependent
+from ._dependent import decide_dependent, paired_effective
 from ._noise import EARLY_DEPENDENCE_ALPHA, is_dependence, lag1_dependence, warm_up_count
 from ._spending import SPENDINGS, Spending, spent
 
@@ -89,7 +97,10 @@ class SequentialPlan:
     """Cumulative sample sizes of the looks and the alpha each look may spend.
 
     Looks are evenly spaced from ``min_samples`` to ``max_samples`` (per group); ``sizes`` and
-    ``alphas`` are computed once, at construction.
+    ``alphas`` are computed once, at construction. ``stop_alpha`` (at most ``alpha``) is the level
+    an early look's sequential p-value must reach before sampling stops: the level the decision
+    is first tested at in its multiplicity family, so a decision that stops early survives it.
+    The last look still decides at ``alpha``; None stops at the first decisive look.
     """
 
     alpha: float = 0.05
@@ -97,11 +108,14 @@ class SequentialPlan:
     max_samples: int = 200
     looks: int = 4
     spending: Spending = "linear"
+    stop_alpha: float | None = None
     sizes: tuple[int, ...] = field(init=False)
     alphas: tuple[float, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         check_alpha(self.alpha)
+        if self.stop_alpha is not None and not 0 < self.stop_alpha <= self.alpha:
+            raise ValueError(f"`stop_alpha` must lie in (0, alpha = {self.alpha:g}]; got {self.stop_alpha!r}")
         for name in ("min_samples", "max_samples", "looks"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -121,6 +135,22 @@ class SequentialPlan:
     def from_budget(cls, budget: Any, alpha: float = 0.05, spending: Spending = "linear") -> SequentialPlan:
         """Plan from a ``claimcheck.claim.Budget`` (reads ``min_samples``, ``max_samples``, ``looks``)."""
         return cls(alpha, budget.min_samples, budget.max_samples, budget.looks, spending)
+
+    def reaches_stop(self, boundary: Boundary, exact: bool, alphas: Sequence[float], pvalues: Sequence[float]) -> bool:
+        """Whether the looks so far put the sequential p-value at or below ``stop_alpha`` (True without one).
+
+        The p-value is computed as :func:`run_sequential` reports it, so a look that stops here
+        reports a p-value that reaches the level its family tests it at first.
+        """
+        if self.stop_alpha is None or self.stop_alpha >= self.alpha:
+            return True
+        if boundary == "none":
+            return pvalues[-1] <= self.stop_alpha
+        if exact:
+            kind: Kind = boundary  # type: ignore[assignment]  # one of the exact kinds here
+            return repeated_pvalue(kind, self.sizes, self.spending, self.alpha, pvalues) <= self.stop_alpha
+        spent_alphas = self.alphas[: len(pvalues)] if boundary != "union" else alphas
+        return sequential_pvalue(pvalues, spent_alphas, self.alpha) <= self.stop_alpha
 
     def levels(self, boundary: Boundary = "union") -> tuple[float, ...]:
         """Nominal level of each look under ``boundary`` (``union``: the spent increments)."""
@@ -174,6 +204,8 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     nominal = plan.levels(boundary) if exact else plan.alphas
     decision, stopped, dropped = None, "max_samples", 0
     early_flags: dict[int, str] = {}
+    family_flags: list[int] = []  # decisive looks that sampled on towards the family's level
+    earlier: tuple[int, Decision] | None = None  # the last of them, for an ungated rule
     last_groups: list[tuple[str, np.ndarray]] | None = None
     for look, size in enumerate(plan.sizes):
         have = min((sum(map(len, parts)) for parts in collected.values()), default=0)
@@ -198,6 +230,8 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
             alpha_k = plan.alphas[look]
         alpha_k = max(alpha_k, _FLOOR)  # a look that may not spend anything still reports an interval
         decision = decide_look(groups, alpha_k)
+        if gate is not None:
+            decision = paired_effective(decision, groups, alpha_k)
         last_groups = groups
         alphas.append(alpha_k)
         pvalues.append(decision.pvalue)
@@ -210,10 +244,25 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
             if early is not None:
                 early_flags[look] = early
         if decision.verdict is not Verdict.INCONCLUSIVE:
-            if (problem is None and early is None) or look == len(plan.sizes) - 1:
+            tested = pvalues if decision.verdict is Verdict.REFUTED else hold_pvalues
+            short = look < len(plan.sizes) - 1 and not plan.reaches_stop(boundary, exact, alphas, tested)
+            if short:
+                family_flags.append(look)
+                if gate is None:
+                    earlier = (look, decision)
+            if (problem is None and early is None and not short) or look == len(plan.sizes) - 1:
                 stopped = "decided"
                 break
     assert decision is not None
+    decided_alpha = alphas[-1]
+    if earlier is not None and decision.verdict is Verdict.INCONCLUSIVE:
+        # a look decisive at the plan's alpha sampled on towards the family's level and no later look
+        # decided: that look's decision stands (its repeated interval is valid with the later looks')
+        look_k, decision = earlier
+        decided_alpha = alphas[look_k]
+        stopped = "decided"
+        decision = replace(decision, reason=f"{decision.reason} (decided at look {look_k + 1} of {len(alphas)}; the "
+                                            f"looks after it sampled on towards its family's level and decided nothing)")
     if gate is not None:
         decision = _noted(decision, dropped, gated[-1], last_groups)
     dependent = "dependence" in decision.details or "undecided_verdict" in decision.details
@@ -237,6 +286,10 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
         "boundary": boundary if boundary == "none" or exact else "union", "alpha_per_look": alphas,
         "pvalue_per_look": pvalues, "hold_pvalue_per_look": hold_pvalues, "stopped": stopped,
     }
+    if plan.stop_alpha is not None and plan.stop_alpha < plan.alpha:
+        record["stop_alpha"] = plan.stop_alpha
+        if family_flags:
+            record["sampled_on_for_family_at"] = [look + 1 for look in family_flags]
     if gate is not None:
         record["gate_per_look"] = gated
         if early_flags:
@@ -245,8 +298,8 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     if gated and gated[-1] is not None:
         details["noise_gate"] = gated[-1]
     changes: dict[str, Any] = {"pvalue": pvalue, "hold_pvalue": hold_pvalue, "alpha": plan.alpha, "details": details}
-    if boundary != "none" and 0 < decision.confidence_level < 1 and alphas[-1] > 0:
-        simultaneous = 1 - (1 - decision.confidence_level) * plan.alpha / alphas[-1]
+    if boundary != "none" and 0 < decision.confidence_level < 1 and decided_alpha > 0:
+        simultaneous = 1 - (1 - decision.confidence_level) * plan.alpha / decided_alpha
         record["nominal_level"] = decision.confidence_level
         old, new = f"{level_text(decision.confidence_level)} CI", f"repeated {level_text(simultaneous)} CI"
         changes |= {"confidence_level": simultaneous, "reason": decision.reason.replace(old, new)}

@@ -217,6 +217,19 @@ class StoreReading:
             per_run.setdefault(item.run_id, []).append(item)
         return [item for items in per_run.values() for item in _with_controls(items) if item.claim_id == claim_id]
 
+    def item_estimates(self, item_id: str, machine_class: str, *, limit: int = 20) -> list[float]:
+        """The item's estimates in earlier complete runs on ``machine_class``, oldest first (at most ``limit``).
+
+        What a between-run variance component reads (:func:`claimcheck.stats.widen_between_runs`):
+        plain numbers, only runs that finished complete, only decisions with a finite estimate.
+        """
+        rows = self._rows(
+            "SELECT x.statistic AS statistic FROM results x JOIN runs r ON r.run_id = x.run_id"
+            " WHERE x.item_id = ? AND r.machine_class = ? AND r.status = 'complete' AND x.statistic IS NOT NULL"
+            " ORDER BY r.started DESC, r.rowid DESC LIMIT ?", (item_id, machine_class, limit))
+        found = [float(row["statistic"]) for row in rows if math.isfinite(float(row["statistic"]))]
+        return found[::-1]
+
     def drift(self, run_id: str) -> list[Drift]:
         """Items that moved since the previous run on the same machine class.
 

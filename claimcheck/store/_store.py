@@ -149,6 +149,25 @@ class EvidenceStore(StoreReading):
     def schema_version(self) -> int:
         return self._conn.execute("PRAGMA user_version").fetchone()[0]
 
+    def latest_durations(self, machine_class: str | None = None, *, skip: Iterable[str] = ()) -> dict[str, float]:
+        """Item id -> seconds it took in the newest run that measured it (of ``machine_class``, or any).
+
+        Results carried forward from an earlier run measured nothing and are left out, as are
+        items without a positive duration and the runs in ``skip``. For splitting a suite into
+        shards of similar length.
+        """
+        skipped = set(skip)
+        where = "WHERE x.duration > 0" + (" AND r.machine_class = ?" if machine_class is not None else "")
+        rows = self._conn.execute(
+            "SELECT x.run_id, x.item_id, x.duration, x.outcome FROM results x JOIN runs r ON r.run_id = x.run_id "
+            f"{where} ORDER BY r.started, r.rowid", (machine_class,) if machine_class is not None else ()).fetchall()
+        found: dict[str, float] = {}
+        for run_id, item_id, duration, outcome in rows:
+            if run_id in skipped or (outcome and '"carried_from"' in outcome):
+                continue
+            found[str(item_id)] = float(duration)
+        return found
+
     # -- writing
 
     def begin_run(

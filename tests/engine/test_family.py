@@ -127,8 +127,8 @@ def test_a_run_selected_with_k_is_adjusted_over_the_whole_suite(demo_project) ->
 
     (demo_project.path / "claims" / "rules.yaml").write_text((DEMO / "claims" / "rules.yaml").read_text())
     selected = demo_project.runpytest("claims", "--claims-no-store", "-k", "demo-at-most-refuted")
-    selected.stdout.fnmatch_lines(["family: Holm over 9 sampled, in-scope items (1 decided in this run, 8 count at "
-                                   "p = 1), level 0.05, refutations and holds each"])
+    selected.stdout.fnmatch_lines(["family rules.yaml: Holm over 9 items (1 decided), FWER level 0.05 each way "
+                                   "(each item first tested at its own alpha / 9)",
+                                   "suite-wide FDR (Benjamini–Hochberg over 9 items, q = 0.05): *"])
     everything = demo_project.runpytest("claims", "--claims-no-store")
-    everything.stdout.fnmatch_lines(["family: Holm over 9 sampled, in-scope items (9 decided in this run, 0 count at "
-                                     "p = 1), level 0.05, refutations and holds each"])
+    everything.stdout.fnmatch_lines(["family rules.yaml: Holm over 9 items (8 decided, 1 undone), FWER level 0.05 each way *"])

@@ -57,6 +57,19 @@ def warm_up(rng: np.random.Generator, reps: int, first: int = 3, factor: float =
     return x
 
 
+SE_MEDIAN = math.sqrt(math.pi / 2) * 2.0 / math.sqrt(ROUNDS)  # SE of the median of 30 N(100, 2) samples
+
+
+def per_run_load(load_se: float) -> H.Draw:
+    """N(100, 2) plus a per-run load: one N(0, (``load_se`` SE of the median)^2) shift shared by a run's samples."""
+
+    def draw(rng: np.random.Generator, reps: int) -> np.ndarray:
+        shift = load_se * SE_MEDIAN * rng.standard_normal((reps, 1))
+        return 100.0 + 2.0 * rng.standard_normal((reps, ROUNDS)) + shift
+
+    return draw
+
+
 def steady(rng: np.random.Generator, reps: int) -> np.ndarray:
     """The warm-up model without its warm-up: what the claim is about."""
     return 100.0 + 2.0 * rng.standard_normal((reps, ROUNDS))
@@ -67,7 +80,10 @@ NOISES = (
     H.Noise("AR(1) 0.8", ar1(0.8), True),
     H.Noise("regime blocks", regime_blocks, True),
     H.Noise("warm-up 3x2", warm_up, True),
+    H.Noise("load 1 SE", per_run_load(1.0), True),
 )
+HISTORY_RUNS = (3, 10)  # earlier complete runs read as history in the between-run rows
+BETWEEN_RUN = ("regime blocks", "load 1 SE")  # the models whose excess is a between-run effect
 STEADY = {"warm-up 3x2": H.Noise("warm-up 3x2", steady, True)}  # the boundary's model, where it differs
 
 
@@ -98,21 +114,42 @@ def _paired(maker: Maker) -> Maker:
     return make
 
 
+def _rules(noise: H.Noise, history_runs: int | None = 0, noise_label: str = "") -> list[H.Cell]:
+    extra = {"history_runs": history_runs, "noise_label": noise_label}
+    return [
+        H.Cell("at_least", noise, _bound("at_least"), **extra),  # type: ignore[arg-type]
+        H.Cell("at_most", noise, _bound("at_most"), **extra),  # type: ignore[arg-type]
+        H.Cell("ratio", noise, _paired(H.ratio_paired), label="ratio paired", **extra),  # type: ignore[arg-type]
+        H.Cell("equivalent", noise, _paired(H.equivalent_paired), label="equivalent paired",
+               **extra),  # type: ignore[arg-type]
+    ]
+
+
 def cells() -> list[H.Cell]:
-    """Every timing rule under every dependent-noise model."""
-    out = []
-    for noise in NOISES:
-        out += [
-            H.Cell("at_least", noise, _bound("at_least")),
-            H.Cell("at_most", noise, _bound("at_most")),
-            H.Cell("ratio", noise, _paired(H.ratio_paired), label="ratio paired"),
-            H.Cell("equivalent", noise, _paired(H.equivalent_paired), label="equivalent paired"),
-        ]
-    return out
+    """Every timing rule under every dependent-noise model, as a first run (no history) decides it."""
+    return [cell for noise in NOISES for cell in _rules(noise)]
+
+
+def history_cells() -> list[H.Cell]:
+    """The between-run models with ``HISTORY_RUNS`` earlier complete runs of the item read as history."""
+    by_name = {noise.name: noise for noise in NOISES}
+    short = {"regime blocks": "regime", "load 1 SE": "load 1SE"}
+    return [cell for name in BETWEEN_RUN for k in HISTORY_RUNS
+            for cell in _rules(by_name[name], k, f"{short[name]}, h={k}")]
 
 
 NORMAL_TIMING = H.Noise("normal (timing)", H.NOISES[0].draw, True)
 POWER_NOISES = (NORMAL_TIMING, *NOISES)
+_BY_NAME = {noise.name: noise for noise in POWER_NOISES}
+# (noise, earlier runs read as history (None: the within-run decision alone), the row's label)
+POWER_CONDITIONS: tuple[tuple[H.Noise, int | None, str], ...] = (
+    (NORMAL_TIMING, None, "normal, within-run"),
+    *((noise, 0, noise.name) for noise in POWER_NOISES),
+    (NORMAL_TIMING, 3, "normal, h=3"),
+    (NORMAL_TIMING, 10, "normal, h=10"),
+    (_BY_NAME["regime blocks"], 3, "regime, h=3"),
+    (_BY_NAME["load 1 SE"], 3, "load 1SE, h=3"),
+)
 
 
 def _shifted(maker: Maker, factor: float) -> Maker:
@@ -136,49 +173,53 @@ POWER_CASES = (  # (label, rule label, maker, factor, the verdict that is right)
 
 
 def power_rows(reps: int, seed: int) -> list[tuple[str, str, float, float, float]]:
-    """(case, noise, rate of the right verdict, rate of the wrong one, mean samples) for every case x model."""
+    """(case, condition, rate of the right verdict, rate of the wrong one, mean samples) for every case x condition."""
     from claimcheck.verdict import Verdict
 
     rows = []
-    for index, (case, _, maker, factor, right) in enumerate(POWER_CASES):
-        for noise in POWER_NOISES:
-            rng = np.random.default_rng(seed + 100 * index + POWER_NOISES.index(noise))
-            check, replicates = _shifted(maker, factor)(noise, rng, reps)
+    for index, (case, rule, maker, factor, right) in enumerate(POWER_CASES):
+        for position, (noise, history_runs, label) in enumerate(POWER_CONDITIONS):
+            rng = np.random.default_rng(seed + 100 * index + position)
+            shifted = _shifted(maker, factor)
+            check, replicates = shifted(noise, rng, reps)
+            past = H.histories(H.Cell(rule, noise, shifted, history_runs=history_runs), check, rng, reps)
             verdicts, used = [], []
-            for groups in replicates:
-                verdict, n = H.run_item(check, groups, noise.timing)
+            for r, groups in enumerate(replicates):
+                verdict, n = H.run_item(check, groups, noise.timing, None if past is None else past[r])
                 verdicts.append(verdict)
                 used.append(n)
             wrong = Verdict.HOLDS if right == "refuted" else Verdict.REFUTED
-            rows.append((case, noise.name, float(np.mean([v.value == right for v in verdicts])),
+            rows.append((case, label, float(np.mean([v.value == right for v in verdicts])),
                          float(np.mean([v is wrong for v in verdicts])), float(np.mean(used))))
     return rows
 
 
 def power_table(rows: list[tuple[str, str, float, float, float]]) -> str:
     """The power rows as printed: the right verdict's rate (power), the wrong one's, samples used."""
-    head = f"{'case':<28}{'noise':<17}{'power':>7}{'wrong':>7}{'E[n]':>6}"
-    return "\n".join([head, "-" * len(head)] + [f"{c:<28}{n:<17}{p:>7.3f}{w:>7.3f}{e:>6.1f}" for c, n, p, w, e in rows])
+    head = f"{'case':<28}{'noise':<20}{'power':>7}{'wrong':>7}{'E[n]':>6}"
+    return "\n".join([head, "-" * len(head)] + [f"{c:<28}{n:<20}{p:>7.3f}{w:>7.3f}{e:>6.1f}" for c, n, p, w, e in rows])
 
 
-def flip_rate(items: int, load_se: float, seed: int) -> tuple[float, float]:
+def flip_rate(items: int, load_se: float, seed: int, history_runs: int | None = None) -> tuple[float, float]:
     """Share of edge items whose verdict flips holds <-> refuted between two runs of one commit.
 
     Each item is a one-sample timing ``at_least`` with its true median at the threshold; each run
     of it adds a per-run load, a shift of ``load_se`` standard errors of the median (N(0, 1) times
-    that), shared by all its samples. Returns (flips, share decided in both runs).
+    that), shared by all its samples. ``history_runs``: earlier complete runs of the item, with
+    their own loads, whose estimates both runs read (None: the within-run decision alone; 0: a
+    first run). Returns (flips, share decided in both runs).
     """
     from claimcheck.verdict import Verdict
 
     rng = np.random.default_rng(seed)
-    se = math.sqrt(math.pi / 2) * 2.0 / math.sqrt(ROUNDS)  # SE of the median of 30 N(100, 2) samples
     check = H.rules.make_check("at_least", {"threshold": 100.0}, labels=("x",))
+    draw = per_run_load(load_se)
     flips = decided = 0
     for _ in range(items):
-        verdicts = []
-        for _run in range(2):
-            x = 100.0 + 2.0 * rng.standard_normal(ROUNDS) + load_se * se * rng.standard_normal()
-            verdicts.append(H.run_item(check, [("x", x)], timing=True)[0])
+        past: list[float] | None = None
+        if history_runs is not None:
+            past = [H.estimate_of(check, [("x", draw(rng, 1)[0])], True) for _run in range(history_runs)]
+        verdicts = [H.run_item(check, [("x", draw(rng, 1)[0])], True, past)[0] for _run in range(2)]
         decisive = {Verdict.HOLDS, Verdict.REFUTED}
         decided += all(v in decisive for v in verdicts)
         flips += set(verdicts) == decisive

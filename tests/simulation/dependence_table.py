@@ -15,8 +15,13 @@ SEED = 4100
 
 
 def error_results(reps: int) -> list[H.Result]:
-    """Both error rates of every timing rule under every dependent-noise model."""
+    """Both error rates of every timing rule under every dependent-noise model, as a first run decides them."""
     return [H.simulate(cell, reps, seed=SEED + index) for index, cell in enumerate(D.cells())]
+
+
+def history_results(reps: int) -> list[H.Result]:
+    """The between-run models again, each replicate reading earlier complete runs of the item as history."""
+    return [H.simulate(cell, reps, seed=SEED + 500 + index) for index, cell in enumerate(D.history_cells())]
 
 
 def main(argv: list[str]) -> int:
@@ -24,19 +29,25 @@ def main(argv: list[str]) -> int:
     reps = int(argv[0]) if argv else 1000
     print(H.table(error_results(reps)))
     print()
+    print(H.table(history_results(reps)))
+    print()
     print(D.power_table(D.power_rows(reps, seed=SEED + 1000)))
     print()
     print(flip_lines(reps))
     return 0
 
 
+FLIP_CONDITIONS = ((None, "within-run only"), (0, "first run"), (3, "3 earlier runs"), (10, "10 earlier runs"))
+
+
 def flip_lines(items: int) -> str:
-    """The between-run flip rate of edge items, at equal load and at a per-run load of 1 SE."""
+    """The between-run flip rate of edge items, at equal load and at a per-run load of 1 SE, per history."""
     lines = []
     for load in (0.0, 1.0):
-        flips, decided = D.flip_rate(items, load, seed=SEED + 2000 + int(load))
-        lines.append(f"per-run load {load:.0f} SE: {flips:.3f} of {items} edge items flip holds <-> refuted "
-                     f"between two runs ({decided:.3f} decided in both)")
+        for position, (history_runs, label) in enumerate(FLIP_CONDITIONS):
+            flips, decided = D.flip_rate(items, load, seed=SEED + 2000 + int(load), history_runs=history_runs)
+            lines.append(f"per-run load {load:.0f} SE, {label:<16}: {flips:.3f} of {items} edge items flip holds "
+                         f"<-> refuted between two runs ({decided:.3f} decided in both)")
     return "\n".join(lines)
 
 

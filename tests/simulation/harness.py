@@ -16,13 +16,14 @@ hold; each must stay at or below alpha + 2 SE (SE = sqrt(alpha (1 - alpha) / R))
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from claimcheck import rules
 from claimcheck.engine.adjudicate import gate_noise
+from claimcheck.engine.between_runs import between_runs
 from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
 from claimcheck.engine.result import ItemResult
 from claimcheck.stats import SequentialPlan
@@ -125,8 +126,13 @@ def _claim(check: Check, timing: bool) -> Claim:
 
 
 def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
-               item_id: str = "sim") -> tuple[ItemResult, int]:
-    """One replicate as the runner runs an item: resolve the statistic, sample in looks, gate."""
+               item_id: str = "sim", history: Sequence[float] | None = ()) -> tuple[ItemResult, int]:
+    """One replicate as the runner runs an item: resolve the statistic, sample in looks, widen, gate.
+
+    ``history``: the item's estimates in earlier complete runs, folded in as the runner folds them
+    (:func:`claimcheck.engine.between_runs.between_runs`); ``()`` is a first run, None leaves the
+    between-run component out (the within-run decision alone, for comparison).
+    """
     check = rules.for_timing(check, timing)
     taken = 0
 
@@ -138,16 +144,41 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
 
     gate = rules.timing_gate(check) if timing else None
     decision = rules.sequential(check, draw, PLAN, gate=gate)
-    result = ItemResult(_claim(check, timing), item_id, {}, decision.verdict, decision.reason, decision)
+    claim = _claim(check, timing)
+    if history is not None:
+        decision = between_runs(claim, decision, history)
+    result = ItemResult(claim, item_id, {}, decision.verdict, decision.reason, decision)
     if timing:
         result = gate_noise(result, [], 0.10)
     return result, min(taken, N_MAX)
 
 
-def run_item(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool) -> tuple[Verdict, int]:
+def run_item(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
+             history: Sequence[float] | None = ()) -> tuple[Verdict, int]:
     """The verdict of :func:`run_result` and the samples per group it drew."""
-    result, taken = run_result(check, groups, timing)
+    result, taken = run_result(check, groups, timing, history=history)
     return result.verdict, taken
+
+
+def estimate_of(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool) -> float:
+    """The estimate one complete run of the item stores (what a later run reads as its history)."""
+    result, _ = run_result(check, groups, timing)
+    return result.decision.statistic if result.decision is not None else math.nan
+
+
+def histories(cell: "Cell", check: Check, rng: np.random.Generator, reps: int) -> list[list[float]] | None:
+    """Per replicate, the estimates of ``cell.history_runs`` earlier runs of the same item (None: no history).
+
+    Each earlier run is a fresh draw of the cell's model (its own load, its own clock states) run
+    through the claim path; a cell with ``history_runs = 0`` is a first run (empty history).
+    """
+    if cell.history_runs is None:
+        return None
+    if cell.history_runs == 0:
+        return [[] for _ in range(reps)]
+    _, past = cell.make(cell.noise, rng, reps * cell.history_runs)
+    k = cell.history_runs
+    return [[estimate_of(check, past[r * k + j], cell.noise.timing) for j in range(k)] for r in range(reps)]
 
 
 @dataclass(frozen=True)
@@ -163,15 +194,18 @@ class Cell:
     make: Callable[[Noise, np.random.Generator, int], tuple[Check, list[list[tuple[str, np.ndarray]]]]]
     false_edge: Callable[[Noise, np.random.Generator, int], tuple[Check, list[list[tuple[str, np.ndarray]]]]] | None = None
     label: str = field(default="")
+    history_runs: int | None = 0  # earlier complete runs each replicate reads; None: no between-run component
+    noise_label: str = ""  # the table's noise column, when it says more than the model (e.g. its history)
 
 
 def simulate(cell: Cell, reps: int, seed: int) -> Result:
     """Run ``reps`` replicates of ``cell``; both error rates and the mean samples per group used."""
     rng = np.random.default_rng(seed)
     check, replicates = cell.make(cell.noise, rng, reps)
+    past = histories(cell, check, rng, reps)
     verdicts, used = [], []
-    for groups in replicates:
-        verdict, n = run_item(check, groups, cell.noise.timing)
+    for r, groups in enumerate(replicates):
+        verdict, n = run_item(check, groups, cell.noise.timing, None if past is None else past[r])
         verdicts.append(verdict)
         used.append(n)
     refuted = float(np.mean([v is Verdict.REFUTED for v in verdicts]))
@@ -183,7 +217,7 @@ def simulate(cell: Cell, reps: int, seed: int) -> Result:
                               for g in false_replicates]))
         held_reps = reps
     statistic = rules.statistic(rules.for_timing(check, cell.noise.timing)) if "statistic" in check.params else "-"
-    return Result(cell.label or cell.rule, cell.noise.name, statistic, reps, refuted, held,
+    return Result(cell.label or cell.rule, cell.noise_label or cell.noise.name, statistic, reps, refuted, held,
                   float(np.mean(used)), held_reps)
 
 

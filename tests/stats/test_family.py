@@ -102,7 +102,7 @@ def test_the_summary_states_each_familys_level_and_one_suite_wide_fdr_line():
     roofline = [FamilyMember(R, 0.001, 1.0, 0.05), FamilyMember(H, 1.0, 0.002, 0.05), FamilyMember.absent(0.05)]
     decode = [FamilyMember(R, 0.04, 1.0, 0.05)] + [FamilyMember.absent(0.01) for _ in range(3)]
     lines = family_lines({"claims/roofline.yaml": roofline, "claims/decode.yaml": decode})
-    assert lines[0] == ("family claims/decode.yaml: Holm over 4 items (1 decided), FWER level 0.02 each way "
+    assert lines[0] == ("family claims/decode.yaml: Holm over 4 items (1 decided, 1 undone), FWER level 0.02 each way "
                         "(each item first tested at its own alpha / 4)")
     assert lines[1].startswith("family claims/roofline.yaml: Holm over 3 items (2 decided), FWER level 0.05")
     # BH over 7: refutation p 0.001 -> 0.007 stands, 0.04 -> 0.14 does not; the hold 0.002 -> 0.014 stands

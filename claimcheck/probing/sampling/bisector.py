@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from claimcheck.probing.sampling.countdown import Countdown
 from claimcheck.probing.sampling.forkmap import (
     LABEL,
     SETTLE_LEVELS,
@@ -112,9 +113,10 @@ def bisector_traces(
         tracker.push(tokens[-1])
         return early_stop and tracker.decided(requests[index].max_tokens - len(tokens), rules, settle)
 
-    progress(f"bisector trace: {len(requests)} branches")
+    countdown = Countdown("bisector trace", "branches", len(requests), progress)
+    countdown.start()
     outcomes = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stop_when=settled, stats=stats,
-                              logprobs=False, longest_first=True)
+                              logprobs=False, longest_first=True, finished=countdown.advance_to)
     nodes_by_prompt: list[list[Any]] = [[Node(**(node | {"branch_tokens": tuple(node["branch_tokens"])})) for node in record["nodes"]] if record is not None else [] for record in known]
     for request, branch in zip(requests, outcomes):
         k, i = request.tag

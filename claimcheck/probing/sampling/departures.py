@@ -8,7 +8,7 @@ Only what comes after a departure needs generating.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -53,6 +53,7 @@ def fork_departure_coherence(
     stop_ids: Sequence[int] = DEFAULT_STOP_IDS,
     batch_size: int = 64,
     stats: GenerationStats | None = None,
+    finished: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Continue every given departure to the reference's length and score it under the model.
 
@@ -63,7 +64,7 @@ def fork_departure_coherence(
     drawn with the same seed from step ``d + 1``, up to ``len(ref)`` tokens in
     all or a stop token. Returns per item the sample's mean log-prob, the
     reference's mean log-prob over the whole reference and over the same
-    positions, and the continuation tokens.
+    positions, and the continuation tokens. ``finished(count)`` hears how many items are done.
     """
     requests, owners = [], []
     stop_set = {int(t) for t in stop_ids}
@@ -81,7 +82,14 @@ def fork_departure_coherence(
                 )
             )
             owners.append(index)
-    generated = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stats=stats)
+    done_without_generating = len(items) - len(requests)
+
+    def ended(count: int) -> None:
+        if finished is not None:
+            finished(done_without_generating + count)
+
+    ended(0)
+    generated = generate_batch(model, requests, stop_ids=stop_ids, batch_size=batch_size, roots=roots, stats=stats, finished=ended)
     continuations = dict(zip(owners, generated))
     out = []
     for index, item in enumerate(items):

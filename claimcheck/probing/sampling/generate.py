@@ -214,6 +214,7 @@ def generate_batch(
     stats: GenerationStats | None = None,
     logprobs: bool = True,
     longest_first: bool = False,
+    finished: Callable[[int], None] | None = None,
 ) -> list[Generation]:
     """Generate every request, keeping up to ``batch_size`` sequences decoding at once.
 
@@ -236,6 +237,8 @@ def generate_batch(
         longest_first: admit requests in order of decreasing ``max_tokens`` rather than the
             caller's order, so the last steps are not spent on a few long stragglers (fewer
             steps for the same tokens). Results still come back in the caller's order.
+        finished: ``finished(count)`` after every step in which some request ended, with the
+            number ended so far (for a progress line; it never changes a result).
 
     Returns:
         One :class:`Generation` per request.
@@ -276,6 +279,7 @@ def generate_batch(
     steps_taken: dict[int, int] = {}
     cache: list[Any] | None = None
     steps = 0
+    ended = 0
 
     def admit(count: int) -> None:
         nonlocal cache
@@ -345,6 +349,9 @@ def generate_batch(
                 pending_input[index] = token
                 keep.append(row)
         if len(keep) < len(active):
+            ended += len(active) - len(keep)
+            if finished is not None:
+                finished(ended)
             active = [active[row] for row in keep]
             if active:
                 for layer in cache:  # type: ignore[union-attr]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from claimcheck.probing.sampling.countdown import Countdown
 from claimcheck.probing.sampling.generate import DEFAULT_STOP_IDS, GenerationRequest, GenerationStats, generate_batch
 from claimcheck.probing.sampling.matching import can_still_match, common_prefix, content_recall, normalize_text
 from claimcheck.probing.sampling.policies import Policy, get_policy
@@ -60,14 +61,15 @@ def temperature_search(
         for t in temperatures
         for s in seeds
     ]
-    progress(f"temperature search: {len(requests)} samples")
+    countdown = Countdown("temperature search", "samples", len(requests), progress)
+    countdown.start()
 
     def missed(index: int, tokens: list[int]) -> bool:
         return not can_still_match(decode(tokens), target_text)
 
     samples = generate_batch(
         model, requests, stop_ids=(), ban_ids=ban_ids, batch_size=batch_size, stats=stats,
-        stop_when=missed if stop_at_miss else None,
+        stop_when=missed if stop_at_miss else None, finished=countdown.advance_to,
     )
     rows = []
     for request, sample in zip(requests, samples):

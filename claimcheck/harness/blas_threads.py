@@ -1,0 +1,162 @@
+"""How many threads the BLAS may use: chosen once per process from the cores that are free at start.
+
+On a machine shared with other work, a BLAS that runs a thread per core collapses: its threads
+wait for each other at every small GEMM while the other work holds a core, so a SmolLM2 batch-64
+decode step took 1,251 ms with 2 OpenBLAS threads beside other work, against 502 ms with one
+thread and 334-390 ms with two on a quiet machine. The ``auto`` policy counts the cores this
+process may run on (:func:`os.sched_getaffinity`) and subtracts the ones already busy: the larger
+of the 1-minute load average and the threads runnable right now (``/proc/loadavg``, read a few
+times, median, this process excluded). A half-busy core counts as busy, because one thread too few
+costs about 1.4x on a quiet machine while one too many costs 2.5x beside a busy loop.
+
+``$CLAIMCHECK_BLAS_THREADS`` overrides it: a positive number fixes the count, ``auto`` is the
+default, ``library`` leaves the library's own choice. Thread variables the environment already
+sets (``OPENBLAS_NUM_THREADS`` ...) win over ``auto`` too. The policy and the count go into the
+machine fingerprint, so results measured under different policies can be told apart.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+THREADS_ENV = "CLAIMCHECK_BLAS_THREADS"
+#: the variables BLAS libraries and OpenMP read for their thread count when they load
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+_SETTERS = ("openblas_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads")
+_BUSY_SLACK = 0.25  # busy >= n - 0.25 counts as n busy cores (the cheaper mistake is one thread too few)
+
+
+@dataclass(frozen=True)
+class ThreadChoice:
+    """The thread count chosen for the BLAS and why.
+
+    Attributes:
+        policy: ``"auto"``, ``"fixed"`` (``$CLAIMCHECK_BLAS_THREADS=N``), ``"environment"`` (a
+            thread variable was already set) or ``"library"`` (left to the library).
+        threads: the count chosen, or ``None`` under ``"library"``.
+        cores: cores this process may run on.
+        busy: cores judged busy with other work at the choice (``auto`` only).
+    """
+
+    policy: str
+    threads: int | None
+    cores: int
+    busy: float = 0.0
+
+    def describe(self) -> str:
+        if self.policy == "auto":
+            return f"auto: {self.threads} of {self.cores} cores ({self.busy:.1f} busy at start)"
+        if self.threads is None:
+            return f"{self.policy}: the library's own count"
+        return f"{self.policy}: {self.threads} of {self.cores} cores"
+
+
+def cores_available() -> int:
+    """Cores this process may run on (its affinity mask; all cores where that cannot be read)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def runnable_others(read: Callable[[], str] | None = None, *, reads: int = 5, pause: float = 0.02) -> float:
+    """Threads runnable right now besides this one: the median over ``reads`` reads of ``/proc/loadavg``."""
+
+    def from_proc() -> str:
+        with open("/proc/loadavg", encoding="ascii") as handle:
+            return handle.read()
+
+    reader = read or from_proc
+    counts = []
+    for index in range(reads):
+        try:
+            running = int(reader().split()[3].split("/")[0])
+        except (OSError, ValueError, IndexError):
+            return 0.0
+        counts.append(max(0, running - 1))  # the reading thread itself is running
+        if index < reads - 1 and pause > 0:
+            time.sleep(pause)
+    return float(statistics.median(counts))
+
+
+def busy_cores(load: Callable[[], tuple[float, float, float]] | None = None, runnable: Callable[[], float] | None = None) -> float:
+    """Cores other work keeps busy: the larger of the 1-minute load average and the threads runnable now."""
+    try:
+        one_minute = (load or os.getloadavg)()[0]
+    except (AttributeError, OSError):
+        one_minute = 0.0
+    return max(float(one_minute), (runnable or runnable_others)())
+
+
+def auto_threads(cores: int, busy: float) -> int:
+    """Threads for ``cores`` of which ``busy`` are taken: the free ones, at least one."""
+    taken = math.floor(busy + _BUSY_SLACK)
+    return max(1, min(cores, cores - taken))
+
+
+def choose_threads(environ: dict[str, str] | None = None, *, cores: int | None = None,
+                   busy: Callable[[], float] | None = None) -> ThreadChoice:
+    """The thread policy of this process, from ``$CLAIMCHECK_BLAS_THREADS`` and the load at start."""
+    env = os.environ if environ is None else environ
+    cores = cores_available() if cores is None else cores
+    requested = env.get(THREADS_ENV, "auto").strip().lower() or "auto"
+    if requested == "library":
+        return ThreadChoice("library", None, cores)
+    if requested != "auto":
+        try:
+            count = int(requested)
+        except ValueError:
+            raise ValueError(f"${THREADS_ENV} must be a positive number, `auto` or `library`; got {requested!r}") from None
+        if count < 1:
+            raise ValueError(f"${THREADS_ENV} must be a positive number, `auto` or `library`; got {requested!r}")
+        return ThreadChoice("fixed", count, cores)
+    for name in THREAD_VARIABLES:
+        value = env.get(name, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return ThreadChoice("environment", int(value), cores)
+    taken = (busy or busy_cores)()
+    return ThreadChoice("auto", auto_threads(cores, taken), cores, round(taken, 2))
+
+
+def export(choice: ThreadChoice, environ: dict[str, str] | None = None) -> None:
+    """Set the thread variables for libraries not loaded yet (those the environment set are kept)."""
+    env = os.environ if environ is None else environ
+    if choice.threads is None:
+        return
+    for name in THREAD_VARIABLES:
+        env.setdefault(name, str(choice.threads))
+
+
+def apply_to_library(library: str, threads: int | None) -> bool:
+    """Set a loaded BLAS's thread count through its own call; True when the library has one."""
+    if not library or threads is None or library == "Accelerate":
+        return False
+    try:
+        handle = ctypes.CDLL(library)
+    except OSError:
+        return False
+    for name in _SETTERS:
+        setter = getattr(handle, name, None)
+        if setter is not None:
+            setter.argtypes = [ctypes.c_int]
+            setter(int(threads))
+            return True
+    return False
+
+
+def apply_to_numpy(threads: int | None) -> bool:
+    """Limit numpy's own BLAS too, through threadpoolctl where it is installed; True when applied."""
+    if threads is None:
+        return False
+    try:
+        from threadpoolctl import threadpool_limits  # type: ignore[import-not-found]  # optional
+    except ImportError:
+        return False
+    threadpool_limits(limits=int(threads), user_api="blas")
+    return True

@@ -1,0 +1,140 @@
+"""The between-run variance component and the always-on effective n of paired timing rules."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from claimcheck.stats import Decision, decide_bound, widen_between_runs
+from claimcheck.stats._dependent import PAIRED_ALWAYS, paired_effective
+from claimcheck.stats._equivalent import decide_equivalent
+from claimcheck.stats._ratio import decide_ratio
+from claimcheck.store import EvidenceStore
+from claimcheck.verdict import Verdict
+
+ALPHA = 0.05
+
+
+def _holding_median(shift: float = 1.0, seed: int = 3) -> Decision:
+    """A median ``at_least 100`` on 30 N(100 + shift, 2) samples: held within the run."""
+    x = 100.0 + shift + 2.0 * np.random.default_rng(seed).standard_normal(30)
+    decision = decide_bound("at_least", [("x", x)], ALPHA, threshold=100.0, statistic="median")
+    assert decision.verdict is Verdict.HOLDS
+    return decision
+
+
+def test_a_wide_history_makes_a_held_median_inconclusive() -> None:
+    decision = _holding_median()
+    widened = widen_between_runs(decision, [97.0, 101.0, 104.0, 99.0])
+    assert widened.verdict is Verdict.INCONCLUSIVE
+    assert "between-run spread of 4 earlier runs" in widened.reason and "would have been holds" in widened.reason
+    record = widened.details["between_run"]
+    assert record["source"] == "history" and record["tau"] == pytest.approx(np.std([97, 101, 104, 99], ddof=1))
+    assert widened.low < decision.low and widened.hold_pvalue > ALPHA
+
+
+def test_a_tight_history_keeps_the_verdict_and_its_pvalues_agree() -> None:
+    decision = _holding_median(shift=2.0)
+    widened = widen_between_runs(decision, [102.0, 102.01, 101.99])
+    assert widened.verdict is Verdict.HOLDS and widened.hold_pvalue <= ALPHA < widened.pvalue
+    assert widened.details["between_run"]["total_se"] >= widened.details["between_run"]["se"]
+
+
+def test_without_history_the_spread_is_assumed_as_large_as_the_se() -> None:
+    decision = _holding_median(shift=1.2)
+    widened = widen_between_runs(decision, [100.5])
+    record = widened.details["between_run"]
+    assert record["source"] == "assumed" and record["runs"] == 1
+    assert record["total_se"] == pytest.approx(math.sqrt(2) * record["se"])
+    assert "no declared indifference margin" in widened.reason
+
+
+def test_a_declared_indifference_margin_must_be_cleared() -> None:
+    decision = _holding_median(shift=1.5)
+    assert widen_between_runs(decision, [], indifference=0.01).verdict is Verdict.HOLDS
+    wide = widen_between_runs(decision, [], indifference=decision.statistic - 100.0)
+    assert wide.verdict is Verdict.INCONCLUSIVE and "indifference margin" in wide.reason
+
+
+def test_it_never_strengthens_a_verdict() -> None:
+    x = 100.0 + 2.0 * np.random.default_rng(5).standard_normal(30)
+    decision = decide_bound("at_least", [("x", x)], ALPHA, threshold=100.0, statistic="median")
+    assert decision.verdict is Verdict.INCONCLUSIVE
+    assert widen_between_runs(decision, [120.0, 120.0, 120.0]).verdict is Verdict.INCONCLUSIVE
+
+
+def test_ratio_and_equivalence_widen_on_the_log_scale() -> None:
+    rng = np.random.default_rng(8)
+    b = 100.0 * (1 + 0.01 * rng.standard_normal(30))
+    a = 1.05 * b * (1 + 0.01 * rng.standard_normal(30))
+    ratio = decide_ratio("ratio", [("a", a), ("b", b)], ALPHA, threshold=1.0, bound="at_least",
+                         statistic="median", paired=True)
+    assert ratio.verdict is Verdict.HOLDS
+    assert widen_between_runs(ratio, [1.05, 1.051, 1.049]).verdict is Verdict.HOLDS
+    assert widen_between_runs(ratio, [0.9, 1.2, 1.05]).verdict is Verdict.INCONCLUSIVE
+    equal = decide_equivalent("equivalent", [("a", a / 1.05), ("b", b)], ALPHA, margin=0.05, scale="log-ratio",
+                              paired=True, statistic="median")
+    assert equal.verdict is Verdict.HOLDS
+    widened = widen_between_runs(equal, [0.9, 1.1, 1.0])
+    assert widened.verdict is Verdict.INCONCLUSIVE and widened.details["between_run"]["log_scale"]
+
+
+def test_other_rules_come_back_unchanged() -> None:
+    decision = replace(_holding_median(), rule="exact")
+    assert widen_between_runs(decision, [1.0, 50.0, 300.0]) is decision
+
+
+def test_a_paired_contrast_is_decided_on_its_effective_n_without_a_flag() -> None:
+    rng = np.random.default_rng(13)
+    e = np.empty(30)
+    e[0] = rng.standard_normal()
+    for t in range(1, 30):
+        e[t] = 0.8 * e[t - 1] + 0.6 * rng.standard_normal()
+    b = 100.0 + 2.0 * rng.standard_normal(30)
+    a = 100.0 + 2.0 * e
+    decision = decide_ratio("ratio", [("a", a), ("b", b)], ALPHA, threshold=0.97, bound="at_least",
+                            statistic="median", paired=True)
+    inflated = paired_effective(decision, [("a", a), ("b", b)], ALPHA)
+    assert inflated.details["dependence"]["inflation"] > 1.2
+    assert inflated.reason.startswith(PAIRED_ALWAYS) and inflated.high - inflated.low > decision.high - decision.low
+    one_sample = decide_bound("at_least", [("x", a)], ALPHA, threshold=99.0, statistic="median")
+    assert paired_effective(one_sample, [("x", a)], ALPHA) is one_sample
+
+
+def _synthetic():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("cc_synthetic_between",
+                                                  Path(__file__).parents[1] / "store" / "synthetic.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_the_store_gives_an_items_estimates_from_complete_runs_of_its_machine_class(tmp_path: Path) -> None:
+    synth = _synthetic()
+    path = tmp_path / "ev.sqlite"
+    with EvidenceStore(path) as store:
+        for statistic, machine_class, complete in ((0.41, synth.CLASS_A, True), (0.52, synth.CLASS_A, True),
+                                                   (0.90, synth.CLASS_A, False), (0.33, "other", True)):
+            run_id = store.begin_run(machine=synth.MACHINE_A, machine_class=machine_class, suite_commit="s",
+                                     claims_commit="c")
+            store.record(run_id, synth.outcome(statistic=statistic, machine_class=machine_class))
+            store.finish_run(run_id, complete=complete)
+    item_id = synth.outcome().item_id
+    with EvidenceStore.open_readonly(path) as store:
+        assert store.item_estimates(item_id, synth.CLASS_A) == [0.41, 0.52]
+        assert store.item_estimates(item_id, "other") == [0.33]
+        assert store.item_estimates("missing", synth.CLASS_A) == []
+
+
+def test_a_claims_indifference_margin_survives_its_stored_record() -> None:
+    from claimcheck.claim import Check, Claim, ProbeSpec, Scope, Source
+
+    claim = Claim("c", "t", "s", Source("d.md", "1", "f"), Scope(), ProbeSpec("p"), Check("at_least"),
+                  indifference=0.5)
+    assert Claim.from_record(claim.to_record()).indifference == 0.5
+    assert Claim.from_record({**claim.to_record(), "indifference": None}).indifference is None
