@@ -424,17 +424,18 @@ class ClaimItem(pytest.Item):
         # An item outside its scope measures nothing, so it never waits for the lock.
         in_scope = scope_problem(self.claim, self.params, machine) is None
         mode = ("exclusive" if self.claim.budget.exclusive else "shared") if in_scope else None
-        history: list[float] = []
-        if in_scope and self.claim.budget.exclusive and self.carried is None:
-            from claimcheck.pytest_plugin.evidence import item_history
-
-            history = item_history(config, session.rootdir, self.name, machine_class(machine))
         if self.carried is not None:  # measured by an earlier run under the same content key
             outcome = self.carried
         else:
+            klass = machine_class(machine)
+            history: list[float] = []
+            if in_scope and self.claim.budget.exclusive:  # timing items widen by their class's between-run spread
+                from claimcheck.pytest_plugin.evidence import item_history
+
+                history = item_history(config, session.rootdir, self.name, klass)
             with locking.hold(session.lock_path, mode=mode):
                 outcome = run_claim_item(self.claim, self.name, self.params, self.probe, options=options,
-                                         machine=machine, machine_class=machine_class(machine), history=history,
+                                         machine=machine, machine_class=klass, history=history,
                                          stop_alpha=None if self.control_for else session.stop_alpha(self.name, machine))
             outcome = dataclasses.replace(outcome, content_key=self.content_key())
         if self.control_for is not None:
@@ -480,10 +481,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
         finding = session.provisional_finding(report.nodeid, result)
     from claimcheck.pytest_plugin.adapter import status
 
-    category, letter, (word, markup) = status(finding)
-    if finding.result.carried_from:  # not measured now: say so in the verbose word
-        word = f"{word} (carried from {finding.result.carried_from})"
-    return category, letter, (word, markup)
+    return status(finding)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

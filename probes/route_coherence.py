@@ -58,5 +58,5 @@ def pooled_fork_coherence(
         out["incoherent"] += values["incoherent"]
         out["coherence_gap"] += values["coherence_gap"]
     ctx.artifacts["coherent_by_policy"] = pooled_counts(flags)
-    ctx.artifacts["pooled"] = f"{sum(1 for x in out['incoherent'] if x == 0.0)}/{len(out['incoherent'])}"
+    ctx.artifacts["pooled"] = pooled_counts({"pooled": out["incoherent"]})["pooled"]
     return out

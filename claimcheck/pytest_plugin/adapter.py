@@ -26,9 +26,12 @@ def flags_of(config: pytest.Config) -> Flags:
 
 
 def status(finding: Finding) -> tuple[str, str, tuple[str, dict[str, bool]]]:
-    """pytest's (category, letter, (word, markup)) for a finding."""
+    """pytest's (category, letter, (word, markup)) for a finding; a carried result says where it was measured."""
     treatment = finding.treatment
-    return treatment.category, treatment.letter, (treatment.word, {treatment.markup: True})
+    word = treatment.word
+    if finding.result.carried_from:  # not measured now: the verbose word says so
+        word = f"{word} (carried from {finding.result.carried_from})"
+    return treatment.category, treatment.letter, (word, {treatment.markup: True})
 
 
 def _move(terminal: Any, report: pytest.TestReport, category: str) -> None:

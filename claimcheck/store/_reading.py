@@ -20,6 +20,10 @@ from claimcheck.engine.result import Adjustment
 from claimcheck.verdict import Verdict
 
 from ._base import StoreError, like_prefix, loads
+
+#: SQL over ``results x``: the row was measured in its own run, not carried forward from an earlier one
+#: (a carried row, or an adjudicated run's copy of its shards, repeats a figure already stored)
+MEASURED_IN_RUN = "(x.outcome IS NULL OR instr(x.outcome, '\"carried_from\"') = 0)"
 from ._provenance import process_alive
 from ._rows import stored_claim, stored_result
 from ._schema import column_names, table_names
@@ -221,12 +225,13 @@ class StoreReading:
         """The item's estimates in earlier complete runs on ``machine_class``, oldest first (at most ``limit``).
 
         What a between-run variance component reads (:func:`claimcheck.stats.widen_between_runs`):
-        plain numbers, only runs that finished complete, only decisions with a finite estimate.
+        plain numbers, only runs that finished complete, only decisions with a finite estimate, each
+        measurement once (a carried-forward copy would count one run's figure twice and shrink the spread).
         """
         rows = self._rows(
             "SELECT x.statistic AS statistic FROM results x JOIN runs r ON r.run_id = x.run_id"
             " WHERE x.item_id = ? AND r.machine_class = ? AND r.status = 'complete' AND x.statistic IS NOT NULL"
-            " ORDER BY r.started DESC, r.rowid DESC LIMIT ?", (item_id, machine_class, limit))
+            f" AND {MEASURED_IN_RUN} ORDER BY r.started DESC, r.rowid DESC LIMIT ?", (item_id, machine_class, limit))
         found = [float(row["statistic"]) for row in rows if math.isfinite(float(row["statistic"]))]
         return found[::-1]
 

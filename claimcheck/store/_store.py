@@ -15,7 +15,7 @@ from claimcheck.engine.result import Adjustment, ItemResult
 from ._base import BUSY_TIMEOUT_MS, DEFAULT_PATH, SCHEMA_VERSION, DuplicateResult, StoreError, Transaction, \
     connect_readonly, dumps, now
 from ._provenance import new_run_id, process_alive, process_start
-from ._reading import StoreReading
+from ._reading import MEASURED_IN_RUN, StoreReading
 from ._rows import claim_dict, insert_adjustments, insert_result, result_row
 from ._copying import RunCopy, copy_rows
 from ._schema import classify, create_or_migrate
@@ -157,13 +157,13 @@ class EvidenceStore(StoreReading):
         shards of similar length.
         """
         skipped = set(skip)
-        where = "WHERE x.duration > 0" + (" AND r.machine_class = ?" if machine_class is not None else "")
+        where = f"WHERE x.duration > 0 AND {MEASURED_IN_RUN}" + (" AND r.machine_class = ?" if machine_class is not None else "")
         rows = self._conn.execute(
-            "SELECT x.run_id, x.item_id, x.duration, x.outcome FROM results x JOIN runs r ON r.run_id = x.run_id "
+            "SELECT x.run_id, x.item_id, x.duration FROM results x JOIN runs r ON r.run_id = x.run_id "
             f"{where} ORDER BY r.started, r.rowid", (machine_class,) if machine_class is not None else ()).fetchall()
         found: dict[str, float] = {}
-        for run_id, item_id, duration, outcome in rows:
-            if run_id in skipped or (outcome and '"carried_from"' in outcome):
+        for run_id, item_id, duration in rows:
+            if run_id in skipped:
                 continue
             found[str(item_id)] = float(duration)
         return found

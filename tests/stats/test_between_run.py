@@ -131,6 +131,23 @@ def test_the_store_gives_an_items_estimates_from_complete_runs_of_its_machine_cl
         assert store.item_estimates("missing", synth.CLASS_A) == []
 
 
+def test_a_carried_forward_result_is_not_counted_again_as_history(tmp_path: Path) -> None:
+    import dataclasses
+
+    synth = _synthetic()
+    path = tmp_path / "ev.sqlite"
+    with EvidenceStore(path) as store:
+        first = store.begin_run(machine=synth.MACHINE_A, machine_class=synth.CLASS_A, suite_commit="s", claims_commit="c")
+        store.record(first, synth.outcome(statistic=0.41, machine_class=synth.CLASS_A))
+        store.finish_run(first, complete=True)
+        second = store.begin_run(machine=synth.MACHINE_A, machine_class=synth.CLASS_A, suite_commit="s", claims_commit="c")
+        carried = dataclasses.replace(synth.outcome(statistic=0.41, machine_class=synth.CLASS_A), carried_from=first)
+        store.record(second, carried)
+        store.finish_run(second, complete=True)
+    with EvidenceStore.open_readonly(path) as store:
+        assert store.item_estimates(synth.outcome().item_id, synth.CLASS_A) == [0.41]
+
+
 def test_a_claims_indifference_margin_survives_its_stored_record() -> None:
     from claimcheck.claim import Check, Claim, ProbeSpec, Scope, Source
 
