@@ -20,8 +20,13 @@ inconclusive, never the other way).
 With fewer than :data:`MIN_RUNS` earlier runs there is no spread to read, and the rule is
 conservative by declaration: a claim's ``indifference`` margin (in the units of its threshold or
 margin; a ratio's relative) moves the edge away from each verdict by that margin (HOLDS must clear
-``threshold + indifference``, REFUTED ``threshold - indifference``), otherwise ``tau`` is taken as
-large as ``se`` (the load of the measured 1-SE case). The reason says which applied.
+``threshold + indifference``, REFUTED ``threshold - indifference``), otherwise ``tau`` is assumed:
+as large as ``se`` for the paired rules, whose rounds share a run's load and clock state, and twice
+``se`` for the one-sample rules, whose estimate carries them whole. A run that caught only one clock
+state cannot see the others: at tau = se, clock states in blocks of 10 samples gave one-sample rules
+0.15 false refutations on a first run (one run in five caught only the fast state and sat 2.5 SE below
+the long-run median); at 2 se they are within alpha + 2 SE (docs/statistics.md). The reason says
+which applied.
 
 The module knows nothing of the store: it takes the earlier estimates as plain numbers.
 """
@@ -40,6 +45,10 @@ from claimcheck.verdict import Verdict
 
 from ._decision import Decision, verdict_from
 
+# tau on a first run, in within-run SEs: a one-sample timing rule sees the run's load and clock state in
+# full (clock states in blocks of 10 samples put a first run's median 2.5 SE off in a fifth of runs), a
+# paired rule's rounds share them and the contrast cancels most of it (see the module docstring)
+ASSUMED_SPREAD = {"at_least": 2.0, "at_most": 2.0, "ratio": 1.0, "equivalent": 1.0}
 MIN_RUNS = 3  # earlier complete runs needed before their spread is read as tau
 RULES = ("at_least", "at_most", "ratio", "equivalent")
 
@@ -91,7 +100,8 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
         shift = math.log1p(indifference) if log and decision.rule == "ratio" else indifference
         component = BetweenRun("indifference", len(past), 0.0, se, se, indifference)
     else:
-        component = BetweenRun("assumed", len(past), se, se, math.hypot(se, se))
+        tau = ASSUMED_SPREAD[decision.rule] * se
+        component = BetweenRun("assumed", len(past), tau, se, math.hypot(se, tau))
     total = component.total_se
     if decision.rule == "equivalent":
         band = math.log1p(float(details["margin"])) if details.get("scale") == "log-ratio" else float(details["margin"])
@@ -139,8 +149,10 @@ def _said(component: BetweenRun, log: bool, before: Verdict, after: Verdict) -> 
         what = (f"fewer than {MIN_RUNS} earlier runs on this machine class ({component.runs}): the declared "
                 f"indifference margin {fmt(component.indifference)} must be cleared")
     else:
+        times = component.tau / component.se if component.se > 0 else 1.0
+        size = "as large as the within-run SE" if times == 1.0 else f"{fmt(times)} times the within-run SE"
         what = (f"fewer than {MIN_RUNS} earlier runs on this machine class ({component.runs}) and no declared "
-                f"indifference margin: a between-run spread as large as the within-run SE assumed "
+                f"indifference margin: a between-run spread {size} assumed "
                 f"(SE {fmt(component.se)} -> {fmt(component.total_se)}{unit})")
     if before is not after:
         what += f"; would have been {before.value} within the run alone"

@@ -80,7 +80,7 @@ from claimcheck.verdict import Verdict
 from ._boundaries import Kind, nominal_levels, repeated_pvalue
 from ._decision import LEVEL_FLOOR, Decision, check_alpha
 from ._dependent import decide_dependent, paired_effective
-from ._noise import EARLY_DEPENDENCE_ALPHA, is_dependence, lag1_dependence, warm_up_count
+from ._noise import DEPENDENCE_ALPHA, EARLY_DEPENDENCE_ALPHA, is_dependence, lag1_dependence, warm_up_count
 from ._spending import SPENDINGS, Spending, spent
 
 Boundary = Literal["normal", "t", "sign", "union", "none"]
@@ -218,6 +218,7 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
         for label, x in batch:
             collected.setdefault(label, []).append(x)
         groups = [(label, np.concatenate(parts)) for label, parts in collected.items()]
+        full = groups
         if gate is not None:
             groups, dropped = drop_warm_up(groups)
         count = min(len(x) for _, x in groups)
@@ -232,12 +233,12 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
         decision = decide_look(groups, alpha_k)
         if gate is not None:
             decision = paired_effective(decision, groups, alpha_k)
-        last_groups = groups
         alphas.append(alpha_k)
         pvalues.append(decision.pvalue)
         hold_pvalues.append(decision.hold_pvalue)
-        problem = gate(groups, decision) if gate is not None else None
+        problem, groups, dropped = _gated(gate, decision, groups, full, dropped)
         gated.append(problem)
+        last_groups = groups
         early = None
         if gate is not None and problem is None and look < len(plan.sizes) - 1:
             early = early_dependence(groups)  # only keeps sampling: the next look's gate judges
@@ -334,11 +335,11 @@ def run_window(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, gat
             collected.setdefault(label, []).append(x)
         taken += 1
     groups = [(label, np.concatenate(parts)) for label, parts in collected.items()]
-    dropped = 0
+    dropped, full = 0, groups
     if gate is not None:
         groups, dropped = drop_warm_up(groups)
     decision = decide_look(groups, plan.alpha)
-    problem = gate(groups, decision) if gate is not None else None
+    problem, groups, dropped = _gated(gate, decision, groups, full, dropped)
     if gate is not None:
         decision = _noted(decision, dropped, problem, groups)
     record: dict[str, Any] = {
@@ -354,7 +355,48 @@ def run_window(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, gat
     return replace(decision, details=details)
 
 
-def early_dependence(groups: list[tuple[str, np.ndarray]]) -> str | None:
+# lags the one-sample long-run factor reads (up to a third of the samples): clock states that hold for
+# blocks of samples correlate them at every lag inside a block, which lag 1 alone understates
+ONE_SAMPLE_LAGS = 10
+
+
+Groups = list[tuple[str, np.ndarray]]
+
+
+def _gated(gate: Gate | None, decision: Decision, groups: Groups, full: Groups,
+           dropped: int) -> tuple[str | None, Groups, int]:
+    """The gate's problem with the groups and warm-up count the decision is then noted on.
+
+    Where leading samples were dropped as warm-up, the dependence test runs again over every sample
+    (:func:`level_shift`); if it flags them, the dropped samples are put back, since they were a
+    state of the machine rather than a warm-up, and the item is decided on the effective n of all.
+    """
+    if gate is None:
+        return None, groups, dropped
+    problem = gate(groups, decision)
+    if dropped:
+        shift = level_shift(full, dropped)
+        if shift is not None:
+            return shift, full, 0
+    return problem, groups, dropped
+
+
+def level_shift(full: list[tuple[str, np.ndarray]], dropped: int) -> str | None:
+    """Serial dependence of the samples with the leading ones that looked like warm-up, or None.
+
+    A warm-up is a transient, but a clock state held for a block of samples at the start looks the
+    same to the warm-up rule; dropping it hides the switch and leaves the later block to decide as
+    if it were the whole run (regime blocks gave one-sample rules 0.07 false holds through it). The
+    dependence test over all the samples tells them apart: a warm-up of 3 samples barely moves the
+    lag-1 rank autocorrelation of 30, a block of states moves it far.
+    """
+    problem = early_dependence(full, DEPENDENCE_ALPHA)
+    if problem is None:
+        return None
+    return f"{problem} (counting the first {dropped} samples, which looked like warm-up but sit in a block of states)"
+
+
+def early_dependence(groups: list[tuple[str, np.ndarray]], alpha: float = EARLY_DEPENDENCE_ALPHA) -> str | None:
     """Serial dependence at a look that could stop early, tested at :data:`~._noise.EARLY_DEPENDENCE_ALPHA`.
 
     A small look detects dependence poorly (n = 8 of AR(1) rho = 0.8 noise); a flag here only
@@ -365,8 +407,8 @@ def early_dependence(groups: list[tuple[str, np.ndarray]]) -> str | None:
     if len(groups) == 2 and len(groups[0][1]) == len(groups[1][1]):
         (_, a), (_, b) = groups
         contrast = np.log(a / b) if np.all(a > 0) and np.all(b > 0) else a - b
-        return lag1_dependence(contrast, EARLY_DEPENDENCE_ALPHA)
-    return next((p for _, x in groups if (p := lag1_dependence(x, EARLY_DEPENDENCE_ALPHA)) is not None), None)
+        return lag1_dependence(contrast, alpha)
+    return next((p for _, x in groups if (p := lag1_dependence(x, alpha)) is not None), None)
 
 
 def drop_warm_up(groups: list[tuple[str, np.ndarray]]) -> tuple[list[tuple[str, np.ndarray]], int]:
@@ -392,7 +434,8 @@ def _noted(decision: Decision, dropped: int, problem: str | None,
         reason += f" (the first {dropped} samples dropped as warm-up: each beyond 4 robust SD of the later ones)"
     if is_dependence(problem) and groups is not None:
         assert problem is not None
-        adjusted = decide_dependent(replace(decision, details=details), groups, decision.alpha, problem)
+        adjusted = decide_dependent(replace(decision, details=details), groups, decision.alpha, problem,
+                                    lags=ONE_SAMPLE_LAGS)
         if adjusted is not None:
             warm = f" (the first {dropped} samples dropped as warm-up)" if dropped else ""
             return replace(adjusted, details={**adjusted.details, "independent_verdict": decision.verdict.value},

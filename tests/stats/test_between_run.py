@@ -45,13 +45,36 @@ def test_a_tight_history_keeps_the_verdict_and_its_pvalues_agree() -> None:
     assert widened.details["between_run"]["total_se"] >= widened.details["between_run"]["se"]
 
 
-def test_without_history_the_spread_is_assumed_as_large_as_the_se() -> None:
+def test_without_history_a_one_sample_rule_assumes_twice_the_se() -> None:
     decision = _holding_median(shift=1.2)
     widened = widen_between_runs(decision, [100.5])
     record = widened.details["between_run"]
     assert record["source"] == "assumed" and record["runs"] == 1
+    assert record["tau"] == pytest.approx(2 * record["se"])
+    assert record["total_se"] == pytest.approx(math.sqrt(5) * record["se"])
+    assert "no declared indifference margin" in widened.reason and "2 times the within-run SE" in widened.reason
+
+
+def test_without_history_a_paired_rule_assumes_the_se() -> None:
+    rng = np.random.default_rng(8)
+    b = 100.0 * (1 + 0.01 * rng.standard_normal(30))
+    a = 1.05 * b * (1 + 0.01 * rng.standard_normal(30))
+    ratio = decide_ratio("ratio", [("a", a), ("b", b)], ALPHA, threshold=1.0, bound="at_least",
+                         statistic="median", paired=True)
+    record = widen_between_runs(ratio, []).details["between_run"]
+    assert record["source"] == "assumed" and record["tau"] == pytest.approx(record["se"])
     assert record["total_se"] == pytest.approx(math.sqrt(2) * record["se"])
-    assert "no declared indifference margin" in widened.reason
+
+
+def test_a_median_held_within_the_run_by_2_se_is_not_held_on_a_first_run() -> None:
+    """What a first run cannot see: the run's median 2.5 SE off the long-run value must not decide."""
+    x = 100.0 + 2.0 * np.random.default_rng(11).standard_normal(30)
+    probe = decide_bound("at_least", [("x", x)], ALPHA, threshold=90.0, statistic="median")
+    se = (probe.high - probe.low) / (2 * 1.6449)  # the SE the component reads off the interval
+    decision = decide_bound("at_least", [("x", x)], ALPHA, threshold=float(np.median(x)) - 2.5 * se,
+                            statistic="median")
+    assert decision.verdict is Verdict.HOLDS
+    assert widen_between_runs(decision, []).verdict is Verdict.INCONCLUSIVE
 
 
 def test_a_declared_indifference_margin_must_be_cleared() -> None:

@@ -121,3 +121,37 @@ def test_a_decision_on_the_effective_n_carries_its_own_sequential_pvalue() -> No
     assert "dependence" in paired.details and paired.verdict is Verdict.HOLDS
     alpha_k = paired.details["sequential"]["alpha_per_look"][-1]
     assert paired.hold_pvalue == pytest.approx(min(1.0, paired.details["p_holds"] * 0.05 / alpha_k))
+
+
+def _blocks(pattern: str, seed: int) -> np.ndarray:
+    """N(100, 2) samples, x1.25 where ``pattern`` has ``S`` (a slow clock state held for a block)."""
+    x = 100 + 2 * np.random.default_rng(seed).standard_normal(len(pattern))
+    return x * np.array([1.25 if c == "S" else 1.0 for c in pattern])
+
+
+def test_a_leading_block_of_states_is_not_dropped_as_warm_up() -> None:
+    """Five fast samples, then a slow block: the warm-up rule alone drops them and holds on the block."""
+    x = _blocks("." * 5 + "S" * 25, seed=12)
+    assert warm_up_count(x) == 5
+    decision = _window(x, {"threshold": 101.1})
+    assert decision.details["warm_up_dropped"] == 0 and decision.n == 30
+    assert "sit in a block of states" in decision.reason and "effective n" in decision.reason
+
+
+def test_a_true_warm_up_stays_dropped_beside_the_level_shift_check() -> None:
+    dropped = 0
+    for seed in range(40):
+        x = 100 + 2 * np.random.default_rng(100 + seed).standard_normal(30)
+        x[:3] *= 2
+        dropped += _window(x, {"threshold": 95.0}).details["warm_up_dropped"] == 3
+    # the lag-1 test over all 30 flags a 3-sample warm-up at times (measured 26 of 40 stay dropped): those
+    # are decided on their effective n with the warm-up in, which costs power, not error (the table's rows)
+    assert dropped >= 20
+
+
+def test_blocks_of_states_read_the_long_run_factor_not_lag_1_alone() -> None:
+    x = _blocks("." * 20 + "S" * 10, seed=13)
+    decision = _window(x, {"threshold": 90.0})
+    assert "the long-run factor 1 + 2 sum r_k" in decision.reason and "over 10 lags" in decision.reason
+    r = decision.details["dependence"]["r"]
+    assert decision.details["dependence"]["inflation"] > (1 + r) / (1 - r)
