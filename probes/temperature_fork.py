@@ -8,13 +8,17 @@ says no temperature sample follows the curve sample past it. Locating the fork w
 matched-seed twin keeps the test from following from its definition: the first departure from
 the greedy path, the earlier definition, is token 0 on a model whose router-curve sample opens
 off-greedy, so every sample with the target's first token "crossed" it.
+
+The same fork bounds the target's "opening": the tokens the twin reproduces before it forks away.
+"The only seed that reproduced the curve's opening was the curve's own seed" says no other seed
+reaches the fork at all (``reached_twin_fork``), a stronger statement than not getting past it.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from claimcheck.errors import ProbeError
+from claimcheck.errors import ProbeError, Undecidable
 from claimcheck.probing.registry import Output, ProbeContext, probe
 
 from .curve_cache import whole_on_first_look
@@ -23,6 +27,8 @@ from .temperature_search import SEARCH, SearchDesign, record_search, run_search
 _OUTPUTS = {
     "crossed_twin_fork": Output("0/1", description="temperature sample agrees with the target past the position "
                                                    "where the target's own seed under temperature 1 left it"),
+    "reached_twin_fork": Output("0/1", description="temperature sample reproduces the target's opening: it agrees "
+                                                   "with the target at least up to that position"),
     "beyond_max_shared": Output("0/1", description="temperature sample shares more than `max_shared` tokens with the target"),
     "shared_prefix": Output("tokens", description="tokens the temperature sample shares with the target from the start"),
 }
@@ -50,13 +56,17 @@ def temperature_fork(
     max_shared: int = 0,
     stop_at_miss: bool = True,
     search_policy: str = SEARCH.search_policy,
+    require_opening: bool = False,
 ) -> dict[str, list[float]]:
-    """Per temperature sample: does it pass the target's twin fork, and does it share more than ``max_shared`` tokens?
+    """Per temperature sample: does it reach or pass the target's twin fork, and share more than ``max_shared`` tokens?
 
     The twin is the target's own seed at temperature 1 (same random stream, no reshaping); its
-    shared prefix with the target is the fork position. The sweep is the temperature search
-    itself (:func:`run_search`, cached with it), so the samples are those the exact-match claims
-    read; ``search_policy`` replaces pure temperature in the sweep (not in the twin), as there.
+    shared prefix with the target is the fork position, and the tokens before it the target's
+    opening. The sweep is the temperature search itself (:func:`run_search`, cached with it), so
+    the samples are those the exact-match claims read; ``search_policy`` replaces pure temperature
+    in the sweep (not in the twin), as there. With ``require_opening`` a twin that leaves the
+    target at its first token (no opening to reproduce, so every sample "reaches" the fork) makes
+    the item undecidable instead of refuted.
     """
     design = SearchDesign(model, variant, prompt, target_policy, target_seed, tuple(temperatures), seeds, seed_start,
                           max_tokens, stop_at_miss, search_policy)
@@ -66,12 +76,16 @@ def temperature_fork(
     if not twin:
         raise ProbeError("the target's own seed gave no temperature-1 sample to locate the fork with")
     fork = float(twin[0]["shared_prefix"])
+    ctx.artifacts["twin_fork"] = {"seed": int(target_seed), "temperature": 1.0, "fork_position": fork}
+    if require_opening and fork < 1:
+        raise Undecidable("the target's own seed under temperature 1 leaves it at its first token: there is no "
+                          "opening for another seed to reproduce")
     sweep = run_search(ctx, design)
     record_search(ctx, sweep)
-    ctx.artifacts["twin_fork"] = {"seed": int(target_seed), "temperature": 1.0, "fork_position": fork}
     shared = [float(r["shared_prefix"]) for r in sweep.rows]
     return {
         "crossed_twin_fork": [1.0 if value > fork else 0.0 for value in shared],
+        "reached_twin_fork": [1.0 if value >= fork else 0.0 for value in shared],
         "beyond_max_shared": [1.0 if value > max_shared else 0.0 for value in shared],
         "shared_prefix": shared,
     }

@@ -115,6 +115,18 @@ def test_identity_margin_is_the_widest_spread_the_source_calls_equal() -> None:
     assert "least fork-selective" in CLAIMS["identity-selectivity-equals-default"].control.why
 
 
+@pytest.mark.parametrize("claim_id", ["router-selectivity-equals-identity", "router-selectivity-equals-identity-e4b",
+                                      "router-selectivity-equals-identity-exact",
+                                      "router-selectivity-equals-identity-exact-e4b"])
+def test_router_margin_is_the_same_widest_spread_the_source_calls_equal(claim_id: str) -> None:
+    # one sentence calls router 0.79, identity 0.77 and default 0.75 equal: one margin for every pair
+    claim = CLAIMS[claim_id]
+    assert claim.check.number("margin") == CLAIMS["identity-selectivity-equals-default"].check.number("margin")
+    assert "1.067" in claim.statement and "and default (0.75)" in claim.source.figure
+    if claim.control is not None:
+        assert "1.067" in claim.control.why
+
+
 # A synthetic next-token model: reference token 0 everywhere; forks and a quarter of the re-merge
 # nodes share one local distribution (p2 0.3: forks are invisible locally), the other re-merge nodes
 # have a rank-2 below 0.05 (forced noise that re-merges), the rest is locked: forks' rank-2 comes

@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from claimcheck.errors import ProbeError
+from claimcheck.errors import ProbeError, Undecidable
 from claimcheck.probing.registry import ProbeContext
 from probes.temperature_fork import temperature_fork, twin_of
 from probes.temperature_search import SEARCH, SearchDesign, temperature_search
@@ -35,6 +35,27 @@ def test_a_sweep_holding_the_twin_is_refused_before_any_work() -> None:
         temperature_fork(ProbeContext(), target_seed=3, temperatures=[1.0], seeds=5, seed_start=0)
 
 
+def test_a_twin_that_departs_at_the_first_token_leaves_no_opening_to_reproduce(monkeypatch: pytest.MonkeyPatch) -> None:
+    import probes.temperature_fork as module
+
+    class Run:
+        def __init__(self, shared: list[int]) -> None:
+            self.rows = [{"shared_prefix": s} for s in shared]
+
+    def fake_search(ctx: ProbeContext, design: SearchDesign) -> Run:
+        return Run([0] if design.seeds == 1 else [0, 2, 0])  # the twin shares nothing with the target
+
+    monkeypatch.setattr(module, "run_search", fake_search)
+    monkeypatch.setattr(module, "record_search", lambda ctx, run: None)
+    design = dict(target_seed=9, temperatures=[0.7], seeds=3)
+    out = temperature_fork(ProbeContext(), **design)
+    assert out["reached_twin_fork"] == [1.0, 1.0, 1.0] and out["crossed_twin_fork"] == [0.0, 1.0, 0.0]
+    ctx = ProbeContext()
+    with pytest.raises(Undecidable, match="no opening"):
+        temperature_fork(ctx, **design, require_opening=True)
+    assert ctx.artifacts["twin_fork"]["fork_position"] == 0.0
+
+
 @pytest.fixture
 def ctx(tmp_path, monkeypatch) -> ProbeContext:  # type: ignore[no-untyped-def]
     pytest.importorskip("mlx.core")
@@ -59,5 +80,6 @@ def test_the_fork_is_where_the_twin_leaves_the_target_and_the_sweep_is_the_searc
     assert set(sweep_ctx.info["cache"].values()) == {"reused"}
     assert out["shared_prefix"] == sweep["shared_prefix"] and len(out["shared_prefix"]) == 6
     assert out["crossed_twin_fork"] == [1.0 if s > fork else 0.0 for s in sweep["shared_prefix"]]
+    assert out["reached_twin_fork"] == [1.0 if s >= fork else 0.0 for s in sweep["shared_prefix"]]
     assert out["beyond_max_shared"] == [1.0 if s > 0 else 0.0 for s in sweep["shared_prefix"]]
     assert ctx.artifacts["own_seed_reproduces"] is True and set(ctx.artifacts["by_temperature"]) == {"0.7", "1.3"}
