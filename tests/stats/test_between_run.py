@@ -55,12 +55,18 @@ def test_without_history_a_one_sample_rule_assumes_twice_the_se() -> None:
     assert "no declared indifference margin" in widened.reason and "2 times the within-run SE" in widened.reason
 
 
-def test_without_history_a_paired_rule_assumes_the_se() -> None:
+def _held_paired_ratio() -> tuple[Decision, np.ndarray, np.ndarray]:
+    """A paired median ``ratio`` at least 1 of arms 5% apart with 1% noise: held within the run."""
     rng = np.random.default_rng(8)
     b = 100.0 * (1 + 0.01 * rng.standard_normal(30))
     a = 1.05 * b * (1 + 0.01 * rng.standard_normal(30))
     ratio = decide_ratio("ratio", [("a", a), ("b", b)], ALPHA, threshold=1.0, bound="at_least",
                          statistic="median", paired=True)
+    return ratio, a, b
+
+
+def test_without_history_a_paired_rule_assumes_the_se() -> None:
+    ratio, _, _ = _held_paired_ratio()
     record = widen_between_runs(ratio, []).details["between_run"]
     assert record["source"] == "assumed" and record["tau"] == pytest.approx(record["se"])
     assert record["total_se"] == pytest.approx(math.sqrt(2) * record["se"])
@@ -92,11 +98,7 @@ def test_it_never_strengthens_a_verdict() -> None:
 
 
 def test_ratio_and_equivalence_widen_on_the_log_scale() -> None:
-    rng = np.random.default_rng(8)
-    b = 100.0 * (1 + 0.01 * rng.standard_normal(30))
-    a = 1.05 * b * (1 + 0.01 * rng.standard_normal(30))
-    ratio = decide_ratio("ratio", [("a", a), ("b", b)], ALPHA, threshold=1.0, bound="at_least",
-                         statistic="median", paired=True)
+    ratio, a, b = _held_paired_ratio()
     assert ratio.verdict is Verdict.HOLDS
     assert widen_between_runs(ratio, [1.05, 1.051, 1.049]).verdict is Verdict.HOLDS
     assert widen_between_runs(ratio, [0.9, 1.2, 1.05]).verdict is Verdict.INCONCLUSIVE
