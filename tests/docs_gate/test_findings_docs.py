@@ -58,9 +58,9 @@ EDITS = [
     pytest.param(ROOFLINE, "reached 74–88% of", "reached 0.94–0.98x of",
                  f"{ROOFLINE}:72:41: figure 0.94–0.98x disagrees with qmv-large-bw-m1max: ", id="other-unit"),
     pytest.param(ROOFLINE, "ran about 1.5x slower", "ran about 1.1x slower",
-                 f"{ROOFLINE}:120:44: figure 1.1x disagrees with moe-gather-slower-than-qmm-m1max: ", id="threshold"),
+                 f"{ROOFLINE}:124:44: figure 1.1x disagrees with moe-gather-slower-than-qmm-m1max: ", id="threshold"),
     pytest.param(ROOFLINE, "ran about 1.5x slower", "ran about 30x slower",
-                 f"{ROOFLINE}:120:44: figure 30x disagrees with moe-gather-slower-than-qmm-m1max: ",
+                 f"{ROOFLINE}:124:44: figure 30x disagrees with moe-gather-slower-than-qmm-m1max: ",
                  id="claimed-side-but-not-the-source"),
 ]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -68,14 +69,36 @@ def test_untouched_main_is_green_and_a_new_unanchored_figure_is_red_at_its_line(
     assert out[-1].startswith("figures: ") and " · unanchored " in out[-1]
 
 
+def _undecided_claim(root: Path) -> str:
+    """A claim (no grid, no control) that the newest committed run of this machine's class left inconclusive."""
+    from claimcheck.machine import machine_class
+
+    for profile in sorted((root / "reports" / "profiles").glob("*.sqlite")):
+        with sqlite3.connect(profile) as db:
+            run_id = db.execute("SELECT run_id FROM runs WHERE machine_class = ? AND status = 'complete' "
+                                "ORDER BY started DESC LIMIT 1", (machine_class(),)).fetchone()
+            if run_id is None:
+                continue
+            row = db.execute("SELECT item_id FROM results WHERE run_id = ? AND verdict = 'inconclusive' AND "
+                             "item_id NOT LIKE '%[%' AND item_id NOT LIKE '%control%' ORDER BY item_id",
+                             run_id).fetchone()
+            if row is not None:
+                return str(row[0])
+    pytest.skip("no committed run of this machine's class left a claim inconclusive")
+
+
 def test_a_changed_line_citing_an_undecided_claim_is_red(repo: Path, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    claim = _undecided_claim(repo)
     doc = repo / ROOFLINE
-    doc.write_text(doc.read_text(encoding="utf-8") + "\nThe lazy trap costs far more than its ceiling. "
-                   "<!-- claim: lazy-trap-exceeds-ceiling-portable -->\n", encoding="utf-8")
+    doc.write_text(doc.read_text(encoding="utf-8") + f"\nAn untouched sentence cites it. <!-- claim: {claim} -->\n",
+                   encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "an undecided claim cited on main")
+    doc.write_text(doc.read_text(encoding="utf-8") + f"\nA new sentence cites it again. <!-- claim: {claim} -->\n",
+                   encoding="utf-8")
     code, out = run(repo, monkeypatch, capsys)
     errors = [line for line in out if line.startswith("docs/") and ": warning: " not in line]
     assert code == 1 and len(errors) == 1, "\n".join(out)
-    assert "claim `lazy-trap-exceeds-ceiling-portable` is inconclusive on" in errors[0]
-    assert any(": warning: claim `lazy-trap-exceeds-ceiling-portable` is inconclusive" in line for line in out), \
+    assert f"claim `{claim}` is inconclusive on" in errors[0]
+    assert any(f": warning: claim `{claim}` is inconclusive" in line for line in out), \
         "the same claim cited on an untouched line stays a warning"
