@@ -87,6 +87,7 @@ Boundary = Literal["normal", "t", "sign", "union", "none"]
 Draw = Callable[[int], Sequence[tuple[str, Sequence[float]]]]
 DecideLook = Callable[[Sequence[tuple[str, Any]], float], Decision]
 Gate = Callable[[Sequence[tuple[str, np.ndarray]], Decision], "str | None"]
+Groups = list[tuple[str, np.ndarray]]
 
 
 _FLOOR = LEVEL_FLOOR  # a sign test at n <= 39 cannot reach it: such a look decides nothing
@@ -355,12 +356,10 @@ def run_window(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, gat
     return replace(decision, details=details)
 
 
-# lags the one-sample long-run factor reads (up to a third of the samples): clock states that hold for
-# blocks of samples correlate them at every lag inside a block, which lag 1 alone understates
-ONE_SAMPLE_LAGS = 10
-
-
-Groups = list[tuple[str, np.ndarray]]
+# lags the long-run factor reads (up to a third of the samples) when the gate flags a decision's last
+# look, for one output and for a paired contrast alike: clock states that hold for blocks of samples
+# correlate them at every lag inside a block, which lag 1 alone understates
+FLAGGED_LAGS = 10
 
 
 def _gated(gate: Gate | None, decision: Decision, groups: Groups, full: Groups,
@@ -381,7 +380,7 @@ def _gated(gate: Gate | None, decision: Decision, groups: Groups, full: Groups,
     return problem, groups, dropped
 
 
-def level_shift(full: list[tuple[str, np.ndarray]], dropped: int) -> str | None:
+def level_shift(full: Groups, dropped: int) -> str | None:
     """Serial dependence of the samples with the leading ones that looked like warm-up, or None.
 
     A warm-up is a transient, but a clock state held for a block of samples at the start looks the
@@ -396,7 +395,7 @@ def level_shift(full: list[tuple[str, np.ndarray]], dropped: int) -> str | None:
     return f"{problem} (counting the first {dropped} samples, which looked like warm-up but sit in a block of states)"
 
 
-def early_dependence(groups: list[tuple[str, np.ndarray]], alpha: float = EARLY_DEPENDENCE_ALPHA) -> str | None:
+def early_dependence(groups: Groups, alpha: float = EARLY_DEPENDENCE_ALPHA) -> str | None:
     """Serial dependence at a look that could stop early, tested at :data:`~._noise.EARLY_DEPENDENCE_ALPHA`.
 
     A small look detects dependence poorly (n = 8 of AR(1) rho = 0.8 noise); a flag here only
@@ -435,7 +434,7 @@ def _noted(decision: Decision, dropped: int, problem: str | None,
     if is_dependence(problem) and groups is not None:
         assert problem is not None
         adjusted = decide_dependent(replace(decision, details=details), groups, decision.alpha, problem,
-                                    lags=ONE_SAMPLE_LAGS)
+                                    lags=FLAGGED_LAGS)
         if adjusted is not None:
             warm = f" (the first {dropped} samples dropped as warm-up)" if dropped else ""
             return replace(adjusted, details={**adjusted.details, "independent_verdict": decision.verdict.value},
