@@ -181,11 +181,15 @@ class Control:
     """A positive control: probe parameters under which the claim must be refuted.
 
     Running the claim's unchanged check there shows that its measurement can fail; a claim
-    whose control is not refuted has not been shown able to fail on that machine.
+    whose control is not refuted has not been shown able to fail on that machine. ``budget``
+    replaces budget fields for the control alone: a large effect in serially dependent timings
+    needs enough rounds for its effective n to form an interval, and the claim's budget is the
+    claim's.
     """
 
     params: dict[str, Any]
     why: str
+    budget: dict[str, Any] = field(default_factory=dict)
 
 
 CONTROL_SUFFIX = "--control"
@@ -267,7 +271,8 @@ class Claim:
             "check": self.check.to_record(), "budget": dataclasses.asdict(self.budget),
             "tags": list(self.tags), "depends_on": list(self.depends_on), "notes": self.notes,
             "path": self.path, "line": self.line, "content_hash": self.content_hash,
-            **({"control": {"params": dict(self.control.params), "why": self.control.why}} if self.control else {}),
+            **({"control": {"params": dict(self.control.params), "why": self.control.why}
+                            | ({"budget": dict(self.control.budget)} if self.control.budget else {})} if self.control else {}),
             **({"no_control": self.no_control} if self.no_control else {}),
             **({"family": self.family} if self.family else {}),
             **({"indifference": self.indifference} if self.indifference is not None else {}),
@@ -297,7 +302,8 @@ class Claim:
             tags=tuple(record.get("tags") or ()), depends_on=tuple(record.get("depends_on") or ()),
             notes=record.get("notes"), path=str(record.get("path", "<memory>")), line=int(record.get("line") or 0),
             content_hash=str(record.get("content_hash", "")),
-            control=Control(dict(control.get("params") or {}), str(control.get("why", "")))
+            control=Control(dict(control.get("params") or {}), str(control.get("why", "")),
+                            {k: v for k, v in (control.get("budget") or {}).items() if k in known_budget})
             if isinstance(control, Mapping) else None,
             no_control=str(record["no_control"]) if record.get("no_control") else None,
             indifference=float(record["indifference"]) if isinstance(record.get("indifference"), (int, float)) else None,
@@ -316,7 +322,8 @@ class Claim:
     def for_control(self) -> "Claim":
         """The claim under its control's params, as its own claim ``<id>--control`` (same check and scope).
 
-        Grid axes the control does not set take their first value: one control per claim.
+        Grid axes the control does not set take their first value: one control per claim. The
+        control's own budget fields, if any, replace the claim's.
         The control has no premises, so a failed premise never makes it stale.
         """
         if self.control is None:
@@ -325,6 +332,7 @@ class Claim:
         params.update(self.probe.params)
         params.update(self.control.params)
         return dataclasses.replace(self, id=self.id + CONTROL_SUFFIX, probe=ProbeSpec(self.probe.name, params, {}),
+                                   budget=dataclasses.replace(self.budget, **self.control.budget),
                                    depends_on=(), control=None, profiles={})
 
     def for_profile(self, name: str | None) -> "Claim":

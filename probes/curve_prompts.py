@@ -1,8 +1,9 @@
 """The prompt set of the curve probes (``probes/data/curve-prompts.yaml``) and how claims select from it.
 
 Five prompts per pole (creative, advice, factual); a claim names ``all``, a pole, an id, or a list of
-those. The file is read and checked here, so a bad entry is one line naming the file, the entry and
-the field.
+those. A fourth pole, ``copy`` (the model asked to repeat a given text), serves positive controls
+only: ``all`` leaves it out, so no claim's data changes with it. The file is read and checked here,
+so a bad entry is one line naming the file, the entry and the field.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from claimcheck.errors import ProbeError
 
 PROMPT_SET = Path(__file__).with_name("data") / "curve-prompts.yaml"
 POLES = ("creative", "advice", "factual")
+CONTROL_POLES = ("copy",)  # prompts whose continuation is given: selected by name only, never by `all`
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,8 @@ def load_prompt_set(path: Path = PROMPT_SET) -> list[CurvePrompt]:
         where = f"{path}: prompts[{index}]"
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) and entry.get(k) for k in ("id", "pole", "text")):
             raise ProbeError(f"{where}: expected `id`, `pole` and `text` strings, got {entry!r}")
-        if entry["pole"] not in POLES:
-            raise ProbeError(f"{where}: `pole` must be one of {', '.join(POLES)}, got {entry['pole']!r}")
+        if entry["pole"] not in POLES + CONTROL_POLES:
+            raise ProbeError(f"{where}: `pole` must be one of {', '.join(POLES + CONTROL_POLES)}, got {entry['pole']!r}")
         if entry["id"] in seen:
             raise ProbeError(f"{where}: duplicate id `{entry['id']}`")
         seen.add(entry["id"])
@@ -50,19 +52,19 @@ def load_prompt_set(path: Path = PROMPT_SET) -> list[CurvePrompt]:
 
 
 def select_prompts(selection: str | Sequence[str], prompt_set: Sequence[CurvePrompt] | None = None) -> list[CurvePrompt]:
-    """Prompts by ``all``, a pole name, an id, or a list of those."""
+    """Prompts by ``all`` (the three claim poles), a pole name, an id, or a list of those."""
     prompt_set = list(prompt_set if prompt_set is not None else load_prompt_set())
     names = [selection] if isinstance(selection, str) else list(selection)
     chosen: list[CurvePrompt] = []
     for name in names:
         if name == "all":
-            matches = prompt_set
-        elif name in POLES:
+            matches = [p for p in prompt_set if p.pole in POLES]
+        elif name in POLES + CONTROL_POLES:
             matches = [p for p in prompt_set if p.pole == name]
         else:
             matches = [p for p in prompt_set if p.id == name]
         if not matches:
-            known = ", ".join(["all", *POLES, *(p.id for p in prompt_set)])
+            known = ", ".join(["all", *POLES, *CONTROL_POLES, *(p.id for p in prompt_set)])
             raise ProbeError(f"no prompt matches `{name}`; expected one of: {known}")
         chosen += [p for p in matches if p not in chosen]
     return chosen
@@ -71,6 +73,6 @@ def select_prompts(selection: str | Sequence[str], prompt_set: Sequence[CurvePro
 def one_prompt(selection: str) -> CurvePrompt:
     """The single prompt a probe about one prompt names (by id; not ``all`` nor a pole)."""
     matches = select_prompts(selection)
-    if not isinstance(selection, str) or selection == "all" or selection in POLES or len(matches) != 1:
+    if not isinstance(selection, str) or selection == "all" or selection in POLES + CONTROL_POLES or len(matches) != 1:
         raise ProbeError(f"`prompt` must name one prompt id, got {selection!r}")
     return matches[0]

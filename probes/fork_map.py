@@ -18,7 +18,7 @@ from claimcheck.errors import ProbeError
 from claimcheck.probing.registry import Output, ProbeContext, probe
 from .curve_cache import cached_many, stored, whole_on_first_look
 from .curve_groups import GROUPS_INFO, prompt_group
-from .curve_prompts import CurvePrompt, select_prompts
+from .curve_prompts import CONTROL_POLES, POLES, CurvePrompt, select_prompts
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
 
 FEATURES = ("entropy", "p1", "p2", "margin", "bimodality")
@@ -144,11 +144,13 @@ def bisector_trace(
     once the claim is decided; a one-look plan traces the whole selection at once.
 
     ``swap_poles`` (two pole names) files each pole's prompts under the other's output: a positive
-    control for an ordering of the poles, which the swapped assignment must refute.
+    control for an ordering of the poles. With the ``copy`` pole (selected by name) its prompts take
+    the other pole's output and that pole's prompts are left out of every pole output: a pole whose
+    continuation is given, so its alternatives rejoin the text, in place of a claimed one.
     """
     swap = list(swap_poles)
-    if swap and (len(swap) != 2 or len(set(swap)) != 2 or not set(swap) <= {"creative", "advice", "factual"}):
-        raise ProbeError(f"`swap_poles` must name two different poles of creative, advice, factual, got {swap}")
+    if swap and (len(swap) != 2 or len(set(swap)) != 2 or not set(swap) <= set(POLES + CONTROL_POLES)):
+        raise ProbeError(f"`swap_poles` must name two different poles of {', '.join(POLES + CONTROL_POLES)}, got {swap}")
     pole_of = {swap[0]: swap[1], swap[1]: swap[0]} if swap else {}
     selection = select_prompts(prompts)
     chosen = prompt_group(ctx, selection)
@@ -169,7 +171,9 @@ def bisector_trace(
             continue
         out["fork_share"].append(summary["fork_share"])
         out["remerge_share"].append(summary["remerge_share"])
-        out[f"{pole_of.get(p.pole, p.pole)}_fork_share"].append(summary["fork_share"])
+        pole_output = f"{pole_of.get(p.pole, p.pole)}_fork_share"
+        if pole_output in out:  # a pole without an output of its own (copy, or a pole swapped with it) files nowhere
+            out[pole_output].append(summary["fork_share"])
     earlier = ctx.artifacts.get("fork_map", []) if ctx.look > 0 else []
     ctx.artifacts["fork_map"] = earlier + [_trace_artifact(p, records[p.id], lm.tokenizer.decode) for p in chosen]
     ctx.artifacts["undefined"] = undefined

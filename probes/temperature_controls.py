@@ -9,7 +9,8 @@ put the count in context:
 - :func:`own_seed_divergence`: the target's policy and seed, drawn again through the search's own
   path, must give the target back (the source's control: its seed 102 reproducing its opening);
 - :func:`exact_match_log10`: the exact, seedless probability that a policy draws the target token
-  for token, from one teacher-forced pass.
+  for token, from one teacher-forced pass; :func:`likely_prefix_length` the longest opening a
+  policy draws with a given probability (the length at which its own samples must match).
 """
 
 from __future__ import annotations
@@ -92,8 +93,8 @@ def own_seed_divergence(
     return next((i for i, (a, b) in enumerate(zip(drawn, wanted)) if a != b), min(len(drawn), len(wanted)))
 
 
-def exact_match_log10(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_ids: Sequence[int]) -> float:
-    """log10 of the probability that ``policy`` draws ``tokens`` one by one from teacher-forced ``rows``.
+def prefix_log10(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_ids: Sequence[int]) -> np.ndarray:
+    """log10 of the probability that ``policy`` draws ``tokens[:k + 1]`` one by one, for every k.
 
     ``rows[i]`` are the model's log-probs of token ``i`` given the prompt and ``tokens[:i]``; the
     banned ids are removed and the rest renormalised, as generation does before the policy applies.
@@ -106,4 +107,20 @@ def exact_match_log10(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_
     lp = log_softmax(lp)
     weights = log_softmax(np.asarray(policy.log_weights(lp), dtype=np.float64))
     picked = weights[np.arange(len(tokens)), np.asarray(list(tokens), dtype=np.int64)]
-    return float(np.sum(picked) / math.log(10))
+    return np.cumsum(picked) / math.log(10)
+
+
+def exact_match_log10(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_ids: Sequence[int]) -> float:
+    """log10 of the probability that ``policy`` draws all of ``tokens`` (see :func:`prefix_log10`)."""
+    odds = prefix_log10(rows, tokens, policy, ban_ids)
+    return float(odds[-1]) if len(odds) else 0.0
+
+
+def likely_prefix_length(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_ids: Sequence[int], odds: float) -> int:
+    """The most leading tokens of ``tokens`` that ``policy`` draws with probability at least ``odds`` (at least 1).
+
+    At that length a policy's own samples repeat the target often (312 samples at odds 0.05
+    expect 15 matches), so a search whose count misses them cannot refute anything.
+    """
+    cumulative = prefix_log10(rows, tokens, policy, ban_ids)
+    return max(1, int(np.sum(cumulative >= math.log10(odds))))

@@ -36,7 +36,7 @@ _OUTPUTS = {
 
 def twin_of(design: SearchDesign) -> SearchDesign:
     """The target's own seed at temperature 1 and nothing else: the one-sample search that locates the fork."""
-    return design.replace(temperatures=(1.0,), seeds=1, seed_start=design.target_seed, search_policy="")
+    return design.twin()
 
 
 @probe("temperature_fork", outputs=_OUTPUTS, reads_text=True)
@@ -56,6 +56,7 @@ def temperature_fork(
     max_shared: int = 0,
     stop_at_miss: bool = True,
     search_policy: str = SEARCH.search_policy,
+    with_own_seed: bool = SEARCH.with_own_seed,
     require_opening: bool = False,
 ) -> dict[str, list[float]]:
     """Per temperature sample: does it reach or pass the target's twin fork, and share more than ``max_shared`` tokens?
@@ -64,12 +65,13 @@ def temperature_fork(
     shared prefix with the target is the fork position, and the tokens before it the target's
     opening. The sweep is the temperature search itself (:func:`run_search`, cached with it), so
     the samples are those the exact-match claims read; ``search_policy`` replaces pure temperature
-    in the sweep (not in the twin), as there. With ``require_opening`` a twin that leaves the
+    in the sweep (not in the twin), as there, and ``with_own_seed`` adds the target's own seed to
+    that sweep (the target itself, which passes its fork: a planted crossing). With ``require_opening`` a twin that leaves the
     target at its first token (no opening to reproduce, so every sample "reaches" the fork) makes
     the item undecidable instead of refuted.
     """
     design = SearchDesign(model, variant, prompt, target_policy, target_seed, tuple(temperatures), seeds, seed_start,
-                          max_tokens, stop_at_miss, search_policy)
+                          max_tokens, stop_at_miss, search_policy, with_own_seed)
     if int(target_seed) in design.seed_list() and 1.0 in design.temperatures:
         raise ProbeError("the sweep includes the target's own seed at temperature 1, the twin that locates the fork")
     twin = run_search(ctx, twin_of(design)).rows

@@ -17,10 +17,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from claimcheck.errors import Undecidable
+from claimcheck.errors import ProbeError, Undecidable
 from claimcheck.probing.registry import Output, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
-from .temperature_controls import exact_match_log10, own_seed_divergence, policy_arm, search_seeds
+from .temperature_controls import (
+    exact_match_log10, likely_prefix_length, own_seed_divergence, policy_arm, prefix_log10, search_seeds,
+)
 from .curve_prompts import one_prompt
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
 
@@ -39,6 +41,10 @@ class SearchDesign:
         max_tokens: the length of every sample.
         stop_at_miss: cut a sample once its text can no longer equal the target's.
         search_policy: a policy drawing the sweep's samples instead of pure temperature ("" for none).
+        with_own_seed: the ``search_policy`` sweep draws the target's own seed too (a planted match).
+        likely_prefix: when above 0, the target and every sample are cut to the target's longest
+            opening that the target's policy draws with at least this probability (see
+            :func:`at_likely_length`).
     """
 
     model: str = DEFAULT_MODEL
@@ -52,9 +58,15 @@ class SearchDesign:
     max_tokens: int = 48
     stop_at_miss: bool = False
     search_policy: str = ""
+    with_own_seed: bool = False
+    likely_prefix: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "temperatures", tuple(float(t) for t in self.temperatures))
+        if self.with_own_seed and not self.search_policy:
+            raise ProbeError("`with_own_seed` plants the target's own seed in a `search_policy` sweep: name the policy")
+        if not 0 <= float(self.likely_prefix) < 1:
+            raise ProbeError(f"`likely_prefix` is a probability below 1 (0 for off), got {self.likely_prefix}")
 
     def seed_list(self) -> list[int]:
         """The sweep's seeds, in order."""
@@ -63,6 +75,11 @@ class SearchDesign:
     def replace(self, **changes: Any) -> "SearchDesign":
         """The same design with some parameters changed."""
         return dataclasses.replace(self, **changes)
+
+    def twin(self) -> "SearchDesign":
+        """The target's own seed at temperature 1 and nothing else: the one-sample search beside the target."""
+        return self.replace(temperatures=(1.0,), seeds=1, seed_start=self.target_seed, search_policy="",
+                            with_own_seed=False, likely_prefix=0.0)
 
 
 SEARCH = SearchDesign()  # the defaults the temperature probes' signatures show
@@ -86,6 +103,37 @@ class SearchRun:
         return list(self.result["samples"])
 
 
+def arm_seeds(design: SearchDesign, count: int) -> list[int]:
+    """The ``search_policy`` sweep's seeds: ``count`` from ``seed_start`` without the target's, or with it first."""
+    if design.with_own_seed:
+        return [int(design.target_seed)] + search_seeds(count - 1, int(design.seed_start), int(design.target_seed))
+    return search_seeds(count, int(design.seed_start), int(design.target_seed))
+
+
+def at_likely_length(ctx: ProbeContext, design: SearchDesign) -> SearchDesign:
+    """The design cut to the target's longest opening its own policy draws with probability ``likely_prefix``.
+
+    A positive control for "never matches": at that length the target's own policy under other
+    seeds must match it often (312 samples at odds 0.05 expect 15), so a count of zero there
+    means the search cannot see a match. The length comes from one teacher-forced pass over the
+    target, before any sample is drawn; it is recorded with its odds.
+    """
+    if design.likely_prefix <= 0:
+        return design
+    from claimcheck.probing.sampling import teacher_forced_logprobs
+
+    full = run_search(ctx, design.twin())
+    tokens = [int(t) for t in full.result["target"]["tokens"]]
+    forced = teacher_forced_logprobs(full.lm.model, full.ids, tokens)
+    length = likely_prefix_length(forced, tokens, full.target, full.stops, float(design.likely_prefix))
+    ctx.artifacts["likely_prefix"] = {
+        "odds": float(design.likely_prefix), "tokens": length, "of": len(tokens),
+        "log10_probability": round(float(prefix_log10(forced, tokens[:length], full.target, full.stops)[-1]), 4),
+        "text": full.lm.tokenizer.decode(tokens[:length]),
+    }
+    return design.replace(max_tokens=length, likely_prefix=0.0)
+
+
 def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64) -> SearchRun:
     """Draw (or read from the cache) the target and the sweep; fail unless the target's own seed gives it back."""
     from claimcheck.probing.sampling import get_policy
@@ -101,7 +149,8 @@ def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64)
     key = model_key(lm) | {
         "probe": "temperature_search", "prompt_ids": ids, "target_policy": design.target_policy, "target_seed": int(design.target_seed),
         "temperatures": list(design.temperatures), "seeds": seed_list, "max_tokens": int(design.max_tokens), "ban_ids": stops,
-    } | ({"stop_at_miss": True} if design.stop_at_miss else {}) | ({"search_policy": design.search_policy} if design.search_policy else {})
+    } | ({"stop_at_miss": True} if design.stop_at_miss else {}) | ({"search_policy": design.search_policy} if design.search_policy else {}) \
+      | ({"with_own_seed": True} if design.with_own_seed and arm is not None else {})
 
     def compute(_: list[str]) -> dict[str, Any]:
         found = search(
@@ -114,7 +163,7 @@ def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64)
             ctx.progress(f"temperature search: {count} samples of `{arm.name}`")
             found["samples"] = policy_arm(
                 lm.model, lm.tokenizer.decode, ids, found["target"], found["fork_position"], policy=arm,
-                seeds=search_seeds(count, int(design.seed_start), int(design.target_seed)),
+                seeds=arm_seeds(design, count),
                 max_tokens=int(design.max_tokens), ban_ids=stops, batch_size=batch_size, stop_at_miss=bool(design.stop_at_miss),
             )
         return {chosen.id: found}
@@ -145,7 +194,9 @@ def record_search(ctx: ProbeContext, run: SearchRun) -> None:
     ctx.artifacts["target"] = run.result["target"] | {"fork_position": run.result["fork_position"], "greedy": run.result["greedy"]["text"]}
     if run.arm is not None:
         ctx.artifacts["search_arm"] = {"policy": run.arm.name, "samples": len(rows), "exact": sum(r["exact_match"] for r in rows),
-                                       "crossed_fork": sum(r["crossed_fork"] for r in rows), "excludes_seed": int(run.design.target_seed)}
+                                       "crossed_fork": sum(r["crossed_fork"] for r in rows)} | (
+            {"includes_own_seed": int(run.design.target_seed)} if run.design.with_own_seed
+            else {"excludes_seed": int(run.design.target_seed)})
     by_t: dict[str, dict[str, float]] = {}
     for t in run.design.temperatures if run.arm is None else ():
         subset = [r for r in rows if r["temperature"] == t]
@@ -189,6 +240,8 @@ def temperature_search(
     batch_size: int = 64,
     stop_at_miss: bool = SEARCH.stop_at_miss,
     search_policy: str = SEARCH.search_policy,
+    with_own_seed: bool = SEARCH.with_own_seed,
+    likely_prefix: float = SEARCH.likely_prefix,
 ) -> dict[str, list[float]]:
     """Sweep pure temperature x seeds for an exact match of one curve-generated sample.
 
@@ -198,11 +251,14 @@ def temperature_search(
 
     ``search_policy`` (a policy name) draws the same number of samples (temperatures x seeds) from
     that policy instead, at seeds counting from ``seed_start`` without ``target_seed``: with the
-    target's own policy this is the base rate of exact matches under an identical distribution.
+    target's own policy this is the base rate of exact matches under an identical distribution;
+    ``with_own_seed`` puts the target's own seed first among them. ``likely_prefix`` cuts the
+    target and the samples to the opening the target's policy draws with that probability
+    (:func:`at_likely_length`).
     """
     design = SearchDesign(model, variant, prompt, target_policy, target_seed, tuple(temperatures), seeds, seed_start,
-                          max_tokens, stop_at_miss, search_policy)
-    run = run_search(ctx, design, batch_size=batch_size)
+                          max_tokens, stop_at_miss, search_policy, with_own_seed, likely_prefix)
+    run = run_search(ctx, at_likely_length(ctx, design), batch_size=batch_size)
     record_search(ctx, run)
     rows = run.rows
     return {

@@ -232,6 +232,11 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
     elif control is not None and not control.get("params"):
         raise validator.error("control.params", "a control must replace at least one probe param "
                                                 "(or say `none: true` with the reason in `why`)")
+    if control is not None and control.get("budget"):
+        merged = {**budget, **control["budget"]}
+        if merged.get("min_samples", 1) > merged.get("max_samples", merged.get("min_samples", 1)):
+            raise validator.error("control.budget.min_samples", "the control's budget would measure more samples "
+                                                                "before its first decision than `max_samples` allows")
     return Claim(
         id=data["id"],
         title=data["title"],
@@ -246,7 +251,8 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
         notes=data.get("notes"),
         indifference=float(data["indifference"]) if data.get("indifference") is not None else None,
         profiles={name: Profile(**body) for name, body in data.get("profiles", {}).items()},
-        control=Control(dict(control["params"]), control["why"]) if control is not None else None,
+        control=Control(dict(control["params"]), control["why"], dict(control.get("budget") or {}))
+        if control is not None else None,
         no_control=no_control,
         retracted=Retraction(**data["retracted"]) if data.get("retracted") is not None else None,
         family=data["family"].strip() if data.get("family") is not None else None,

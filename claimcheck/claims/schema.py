@@ -89,6 +89,8 @@ SECTIONS: dict[str, dict[str, Field]] = {
     "control": {
         "params": Field("map", "probe params replaced for the control (grid axes it does not set take their "
                         "first value); required unless `none` is true"),
+        "budget": Field("section", "budget fields replaced for the control alone (e.g. more rounds, so that a "
+                        "large effect in serially dependent timings can be decided)"),
         "none": Field("bool", "no positive control exists for this claim (`why` gives the reason)"),
         "why": Field("str", "why the claim must be refuted under these params, or why no control exists", True),
     },

@@ -85,6 +85,23 @@ def test_the_control_outcome_travels_on_the_claims_results() -> None:
     assert "control" not in mine.to_record() and "control_for" not in mine.to_record(), "old records stay as they were"
 
 
+def test_a_control_budget_replaces_the_claims_budget_for_the_control_alone() -> None:
+    text = CLAIMS.split("---\n")[0].replace(
+        'why: "a mean of 6', 'budget: {max_samples: 90, max_seconds: 30}, why: "a mean of 6')
+    claim = load_claims_text(text, "c.yaml")[0]
+    control = claim.for_control()
+    assert (control.budget.min_samples, control.budget.max_samples, control.budget.looks) == (10, 90, 3)
+    assert control.budget.max_seconds == 30 and claim.budget.max_samples == 40, "the claim keeps its own budget"
+    again = type(claim).from_record(json.loads(json.dumps(claim.to_record())))
+    assert again.control == claim.control and again.for_control().budget == control.budget
+    unmeasurable = text.replace("budget: {max_samples: 90, max_seconds: 30}", "budget: {max_samples: 5}")
+    with pytest.raises(ClaimError, match=r"c.yaml:9: control.budget.min_samples: the control's budget would measure"):
+        load_claims_text(unmeasurable, "c.yaml")
+    misspelt = text.replace("max_samples: 90", "max_sample: 90")
+    with pytest.raises(ClaimError, match=r"control.budget.max_sample.*unknown key"):
+        load_claims_text(misspelt, "c.yaml")
+
+
 def test_a_control_is_checked_against_the_probe_like_any_param(project: pytest.Pytester) -> None:
     from claimcheck.probing.registry import load_probe_modules
 

@@ -13,7 +13,7 @@ from probes.decode_loop import decode_arms
 from probes.decode_schedules import Session, padded, pipelined
 from probes.moe import last_level_cache_bytes
 from probes.route_exact import exact_counts
-from probes.temperature_controls import exact_match_log10, search_seeds
+from probes.temperature_controls import exact_match_log10, likely_prefix_length, prefix_log10, search_seeds
 
 
 class FakeClock:
@@ -114,6 +114,14 @@ def test_exact_match_odds_are_the_product_of_the_policy_probabilities() -> None:
     assert exact_match_log10(rows, tokens, sharp, []) == pytest.approx(expected, abs=1e-6)
 
 
+def test_the_likely_prefix_is_the_longest_opening_at_the_odds() -> None:
+    rows = _rows([[0.9, 0.05, 0.05], [0.1, 0.5, 0.4], [0.2, 0.2, 0.6]])
+    tokens = [0, 1, 2]  # cumulative odds 0.9, 0.45, 0.27
+    temp1 = get_policy("temp1")
+    assert prefix_log10(rows, tokens, temp1, []) == pytest.approx(np.log10([0.9, 0.45, 0.27]), abs=1e-6)
+    assert [likely_prefix_length(rows, tokens, temp1, [], odds) for odds in (0.95, 0.9, 0.5, 0.3, 0.27, 0.01)] == [1, 1, 1, 2, 3, 3]
+
+
 def test_search_seeds_leave_out_the_target_seed() -> None:
     assert search_seeds(4, 0, 2) == [0, 1, 3, 4]
     assert search_seeds(3, 10, 2) == [10, 11, 12]
@@ -179,6 +187,32 @@ def test_the_search_can_run_the_targets_own_policy_under_other_seeds(ctx) -> Non
     assert same.info["cache"] and set(same.info["cache"].values()) == {"computed"}  # its own cache entry
 
 
+def test_a_planted_own_seed_is_a_match_the_count_sees(ctx) -> None:
+    from claimcheck.errors import ProbeError
+    from probes.temperature_search import temperature_search
+
+    design = dict(prompt="lighthouse", target_policy="temp1", target_seed=2, temperatures=[1.0], seeds=4, max_tokens=10,
+                  search_policy="temp1")
+    planted = temperature_search(ctx, **design, with_own_seed=True)
+    assert ctx.artifacts["search_arm"]["includes_own_seed"] == 2 and len(planted["exact_match"]) == 4
+    assert planted["exact_match"][0] == 1.0 and planted["crossed_fork"][0] == 1.0, "the own seed redraws the target"
+    with pytest.raises(ProbeError, match="`with_own_seed` plants"):
+        temperature_search(ProbeContext(cache_dir=ctx.cache_dir), **(design | {"search_policy": ""}), with_own_seed=True)
+
+
+def test_the_likely_prefix_cuts_target_and_samples_to_an_opening_the_policy_repeats(ctx) -> None:
+    from probes.temperature_search import temperature_search
+
+    design = dict(prompt="lighthouse", target_policy="temp1", target_seed=2, temperatures=[1.0], seeds=6, max_tokens=10,
+                  search_policy="temp1", likely_prefix=0.2)
+    out = temperature_search(ctx, **design)
+    cut = ctx.artifacts["likely_prefix"]
+    assert 1 <= cut["tokens"] <= cut["of"] == 10 and len(ctx.artifacts["target"]["tokens"]) == cut["tokens"]
+    assert cut["log10_probability"] >= math.log10(0.2) or cut["tokens"] == 1
+    assert ctx.artifacts["exact_match_log10_probability"]["target_policy"] == pytest.approx(cut["log10_probability"], abs=1e-3)
+    assert all(shared <= cut["tokens"] for shared in out["shared_prefix"])
+
+
 def test_identity_control_with_a_perturbed_curve_is_its_own_design(ctx) -> None:
     from probes.identity_control import identity_control
 
@@ -215,6 +249,12 @@ def test_the_classifier_separates_forks_given_the_labels_own_score(ctx) -> None:
     assert swapped["creative_fork_share"] == plain["factual_fork_share"]
     assert swapped["factual_fork_share"] == plain["creative_fork_share"]
     assert swapped["advice_fork_share"] == plain["advice_fork_share"]
+    copy_ctx = ProbeContext(cache_dir=ctx.cache_dir)
+    copied = bisector_trace(copy_ctx, prompts=["all", "copy"], swap_poles=["creative", "copy"], **SMALL)
+    copy_shares = [row["summary"]["fork_share"] for row in copy_ctx.artifacts["fork_map"] if row["pole"] == "copy"]
+    assert copied["creative_fork_share"] == [share for share in copy_shares if share is not None]
+    assert copied["advice_fork_share"] == plain["advice_fork_share"], "the creative prompts file under no output"
+    assert len(copied["fork_share"]) == len(plain["fork_share"]) + len(copied["creative_fork_share"])
     assert isinstance(out["auc"], list)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.errors import ProbeError
-from probes.curve_prompts import POLES, load_prompt_set, select_prompts
+from probes.curve_prompts import CONTROL_POLES, POLES, load_prompt_set, select_prompts
 
 SOURCE_PROMPTS = {
     "creative": "Write the first sentence of a short story about a lighthouse keeper who discovers something strange in the fog.",
@@ -24,6 +24,8 @@ def test_five_prompts_per_pole_and_the_source_ones_verbatim() -> None:
 
 def test_selection_by_all_pole_id_and_list() -> None:
     assert len(select_prompts("all")) == 15
+    assert {p.pole for p in select_prompts("all")} == set(POLES), "the control pole is never part of `all`"
+    assert [p.pole for p in select_prompts("copy")] == ["copy"] * 3 and CONTROL_POLES == ("copy",)
     assert {p.pole for p in select_prompts("factual")} == {"factual"}
     assert [p.id for p in select_prompts(["paris", "lighthouse", "paris"])] == ["paris", "lighthouse"]
     with pytest.raises(ProbeError, match="no prompt matches `parris`"):
@@ -33,5 +35,5 @@ def test_selection_by_all_pole_id_and_list() -> None:
 def test_a_bad_prompt_file_is_one_clear_error(tmp_path) -> None:
     bad = tmp_path / "p.yaml"
     bad.write_text("prompts:\n  - {id: a, pole: poetry, text: hi}\n")
-    with pytest.raises(ProbeError, match=r"prompts\[0\]: `pole` must be one of creative, advice, factual"):
+    with pytest.raises(ProbeError, match=r"prompts\[0\]: `pole` must be one of creative, advice, factual, copy"):
         load_prompt_set(bad)
