@@ -37,7 +37,7 @@ from claimcheck.harness.timing import (
     read_ceiling_gbps,
 )
 from claimcheck.probing.registry import Output, PackPlot, ProbeContext, probe
-from .decode_schedules import Session, compare_arms, make_arm, output_name, padded, pipelined
+from .decode_schedules import Session, compare_arms, make_arm, output_name, padded, pipelined, repeated
 from .weight_bytes import account, kv_bytes_per_token
 
 # --- MLX side ------------------------------------------------------------------------------
@@ -133,6 +133,7 @@ def decode_arms(
     warmup: int = 1,
     pad_arm: str = "",
     pad_ms: float = 0.0,
+    pad_passes: int = 1,
 ) -> dict[str, list[float]]:
     """Per-token decode time of interleaved loop arms on one model; all arms token-identical.
 
@@ -151,6 +152,8 @@ def decode_arms(
         warmup: untimed passes of every arm before the first timed round (first look only).
         pad_arm, pad_ms: host busy-work added to one arm's timed pass before its first step, where
             nothing can overlap it (a positive control: that arm is made slower on purpose).
+        pad_passes: the ``pad_arm`` runs this many whole passes per round, timed together (a
+            control whose cost scales with the machine's speed, see :func:`.decode_schedules.repeated`).
     """
     arm_names = ["baseline"] + [a for a in arms if a != "baseline"]
     functions = {name: make_arm(name, spin_work_ms=spin_work_ms, spin_at=spin_at) for name in arm_names}
@@ -158,11 +161,17 @@ def decode_arms(
         if pad_arm not in functions:
             raise ValueError(f"`pad_arm` must be one of the arms {arm_names}, got {pad_arm!r}")
         functions[pad_arm] = padded(functions[pad_arm], pad_ms)
+    elif pad_passes != 1:
+        raise ValueError("`pad_passes` repeats the `pad_arm`: name the arm")
+    if int(pad_passes) < 1:
+        raise ValueError(f"`pad_passes` must be at least 1, got {pad_passes}")
     for name in arm_names:
         if output_name(name) not in ARM_OUTPUTS:
             raise ValueError(f"arm {name!r} has no declared output; declared: {', '.join(ARM_OUTPUTS)}")
     lm = _load(model, variant, ctx)
     state = DecodeState(lm, context=context, tokens=tokens, timer=Timer())
+    if pad_arm and pad_passes != 1:
+        functions[pad_arm] = repeated(functions[pad_arm], int(pad_passes), state.new_session)
     # Later looks of the same item reuse the process that look 0 warmed on these exact shapes.
     comparison = compare_arms(functions, state.new_session, ctx.n, warmup=warmup if ctx.look == 0 else 0)
     per_token = {name: [s / tokens * 1e3 for s in comparison.seconds.samples[name]] for name in arm_names}

@@ -166,6 +166,28 @@ def padded(arm: Arm, pad_ms: float) -> Arm:
     return run
 
 
+def repeated(arm: Arm, passes: int, fresh: Callable[[], Session]) -> Arm:
+    """``arm`` run ``passes`` times per round, each pass on a fresh session, their timed seconds summed.
+
+    A positive control whose cost scales with the arm's own: a fixed pad adds the same seconds to
+    every round, so as the machine's speed drifts the per-round ratio drifts with it and its rounds
+    depend on each other; a second pass slows with the machine exactly as the reference arm does,
+    so the ratio holds near ``passes``. Only the first pass's tokens are compared with the others'.
+    """
+    if passes < 1:
+        raise ValueError(f"`pad_passes` must be at least 1, got {passes}")
+
+    def run(session: Session) -> ArmRun:
+        first = arm(session)
+        seconds, build = first.seconds, first.build_seconds
+        for _ in range(passes - 1):
+            again = arm(fresh())
+            seconds, build = seconds + again.seconds, build + again.build_seconds
+        return ArmRun(first.tokens, seconds, build)
+
+    return run
+
+
 def output_name(arm: str) -> str:
     """``chain-2`` -> ``chain2``: output names are identifiers."""
     return arm.replace("-", "")

@@ -10,7 +10,7 @@ import pytest
 from claimcheck.probing.registry import ProbeContext
 from claimcheck.probing.sampling import Policy, get_policy
 from probes.decode_loop import decode_arms
-from probes.decode_schedules import Session, padded, pipelined
+from probes.decode_schedules import Session, padded, pipelined, repeated
 from probes.moe import last_level_cache_bytes
 from probes.route_exact import exact_counts
 from probes.temperature_controls import exact_match_log10, likely_prefix_length, prefix_log10, search_seeds
@@ -47,9 +47,28 @@ def test_a_padded_arm_takes_its_padding_longer_with_the_same_tokens(monkeypatch)
     assert slowed.build_seconds == plain.build_seconds
 
 
+def test_a_repeated_arm_takes_every_pass_on_a_fresh_session_and_reports_the_first_tokens() -> None:
+    clock = FakeClock()
+    fresh_sessions = []
+
+    def fresh() -> Session:
+        fresh_sessions.append(_session(clock))
+        return fresh_sessions[-1]
+
+    plain = pipelined(_session(clock))
+    twice = repeated(pipelined, 2, fresh)(_session(clock))
+    assert twice.tokens == plain.tokens == [1, 2, 3] and len(fresh_sessions) == 1
+    assert twice.seconds == pytest.approx(2 * plain.seconds), "a second pass costs what the first does"
+    assert twice.build_seconds == pytest.approx(2 * plain.build_seconds)
+    with pytest.raises(ValueError, match="`pad_passes` must be at least 1"):
+        repeated(pipelined, 0, fresh)
+
+
 def test_decode_arms_refuses_padding_an_arm_it_does_not_run() -> None:
     with pytest.raises(ValueError, match="`pad_arm` must be one of the arms"):
         decode_arms(ProbeContext(), arms=["baseline", "prebuilt"], pad_arm="serial", pad_ms=10)
+    with pytest.raises(ValueError, match="`pad_passes` repeats the `pad_arm`"):
+        decode_arms(ProbeContext(), arms=["baseline", "prebuilt"], pad_passes=2)
 
 
 def test_last_level_cache_is_the_highest_data_level(tmp_path) -> None:
