@@ -432,7 +432,7 @@ class ClaimItem(pytest.Item):
             if in_scope and self.claim.budget.exclusive:  # timing items widen by their class's between-run spread
                 from claimcheck.pytest_plugin.evidence import item_history
 
-                history = item_history(config, session.rootdir, self.name, klass)
+                history = item_history(config, session.rootdir, self.name, klass, self.claim.to_record()["probe"])
             with locking.hold(session.lock_path, mode=mode):
                 outcome = run_claim_item(self.claim, self.name, self.params, self.probe, options=options,
                                          machine=machine, machine_class=klass, history=history,

@@ -152,8 +152,11 @@ def chosen_store(config: pytest.Config, rootdir: Path) -> Path:
     return plan.path if plan is not None else store_path(config, rootdir)
 
 
-def item_history(config: pytest.Config, rootdir: Path, item_id: str, machine_class: str) -> list[float]:
+def item_history(config: pytest.Config, rootdir: Path, item_id: str, machine_class: str,
+                 probe: Mapping[str, Any] | None = None) -> list[float]:
     """The item's estimates in earlier complete runs on this machine class, for its between-run component.
+
+    ``probe`` (the claim's recorded probe) keeps only runs that measured the same design.
 
     Read-only; no store (or ``--claims-no-store``, or a store that cannot be read) means no
     history, and the item's decision then says it had none.
@@ -167,7 +170,7 @@ def item_history(config: pytest.Config, rootdir: Path, item_id: str, machine_cla
 
     try:
         with EvidenceStore.open_readonly(path) as store:
-            return store.item_estimates(item_id, machine_class)
+            return store.item_estimates(item_id, machine_class, probe=probe)
     except (ClaimcheckError, sqlite3.Error):
         return []
 

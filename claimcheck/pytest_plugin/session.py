@@ -67,6 +67,7 @@ class ClaimSession:
     _expectations: Expectations | None = None
     _expectations_read: bool = False
     _stop_alphas: dict[str, float] | None = None
+    _provisional_from: dict[str, ItemResult] = field(default_factory=dict)
 
     @property
     def lock_path(self) -> Path:
@@ -90,13 +91,24 @@ class ClaimSession:
         return self._expectations
 
     def provisional_finding(self, nodeid: str, result: ItemResult) -> Finding:
-        """An item's finding as it finishes: its own verdict judged against the lock, cached by node id."""
+        """An item's finding as it finishes: its own verdict judged against the lock, cached by node id.
+
+        What the source itself withdrew is applied already: a figure on a withdrawn decomposition, or
+        a claim whose premise the source retracted, is stale whatever the run-level steps find, so its
+        progress letter says so rather than a verdict the summary will not count.
+        """
         found = self.provisional.get(nodeid)
-        if found is None or found.result != result:
+        if found is None or self._provisional_from.get(nodeid) != result:
+            from claimcheck.engine.adjudicate import cascade, stale_chains
             from claimcheck.outcome import find
             from claimcheck.pytest_plugin.adapter import flags_of
 
-            found = self.provisional[nodeid] = find(result, self.expectations(), flags_of(self.config))
+            judged = result
+            if result.control_for is None:
+                withdrawn = stale_chains([result], self.premises(), retracted=self.retractions())
+                judged = cascade([result], withdrawn)[0] if withdrawn else result
+            self._provisional_from[nodeid] = result
+            found = self.provisional[nodeid] = find(judged, self.expectations(), flags_of(self.config))
         return found
 
     def current_findings(self) -> dict[str, Finding]:

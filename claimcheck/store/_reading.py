@@ -19,7 +19,7 @@ from claimcheck.engine.controls import attach_controls
 from claimcheck.engine.result import Adjustment
 from claimcheck.verdict import Verdict
 
-from ._base import StoreError, like_prefix, loads
+from ._base import StoreError, dumps, like_prefix, loads
 
 #: SQL over ``results x``: the row was measured in its own run, not carried forward from an earlier one
 #: (a carried row, or an adjudicated run's copy of its shards, repeats a figure already stored)
@@ -221,17 +221,27 @@ class StoreReading:
             per_run.setdefault(item.run_id, []).append(item)
         return [item for items in per_run.values() for item in _with_controls(items) if item.claim_id == claim_id]
 
-    def item_estimates(self, item_id: str, machine_class: str, *, limit: int = 20) -> list[float]:
+    def item_estimates(self, item_id: str, machine_class: str, *, probe: Mapping[str, Any] | None = None,
+                       limit: int = 20) -> list[float]:
         """The item's estimates in earlier complete runs on ``machine_class``, oldest first (at most ``limit``).
 
         What a between-run variance component reads (:func:`claimcheck.stats.widen_between_runs`):
         plain numbers, only runs that finished complete, only decisions with a finite estimate, each
         measurement once (a carried-forward copy would count one run's figure twice and shrink the spread).
+        With ``probe`` (the claim's recorded probe: name, params, grid) only runs that measured that
+        same design count: a control or claim whose params changed measured something else before,
+        and its old figures would pass for a spread between runs.
         """
+        design = ""
+        arguments: tuple[Any, ...] = (item_id, machine_class)
+        if probe is not None:
+            design = (" AND EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id AND c.claim_id = x.claim_id"
+                      " AND c.probe = ?)")
+            arguments += (dumps(dict(probe)),)
         rows = self._rows(
             "SELECT x.statistic AS statistic FROM results x JOIN runs r ON r.run_id = x.run_id"
             " WHERE x.item_id = ? AND r.machine_class = ? AND r.status = 'complete' AND x.statistic IS NOT NULL"
-            f" AND {MEASURED_IN_RUN} ORDER BY r.started DESC, r.rowid DESC LIMIT ?", (item_id, machine_class, limit))
+            f" AND {MEASURED_IN_RUN}{design} ORDER BY r.started DESC, r.rowid DESC LIMIT ?", (*arguments, limit))
         found = [float(row["statistic"]) for row in rows if math.isfinite(float(row["statistic"]))]
         return found[::-1]
 

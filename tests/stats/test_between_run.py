@@ -156,6 +156,33 @@ def test_the_store_gives_an_items_estimates_from_complete_runs_of_its_machine_cl
         assert store.item_estimates("missing", synth.CLASS_A) == []
 
 
+def test_only_runs_of_the_same_design_count_as_history(tmp_path: Path) -> None:
+    """A control whose params changed measured something else before: its old figures are no between-run spread."""
+    import dataclasses
+
+    from claimcheck.claim import ProbeSpec
+    from claimcheck.engine.result import ItemResult
+
+    synth = _synthetic()
+    path = tmp_path / "ev.sqlite"
+
+    def measured(statistic: float, params: dict[str, int]) -> ItemResult:
+        result = synth.outcome(statistic=statistic, machine_class=synth.CLASS_A)
+        return dataclasses.replace(result, claim=dataclasses.replace(result.claim, probe=ProbeSpec("decode_arms", params)))
+
+    padded, twice = measured(2.5, {"pad_ms": 1000}), measured(2.0, {"pad_passes": 2})
+    with EvidenceStore(path) as store:
+        for outcome in (padded, padded, twice):
+            run_id = store.begin_run(machine=synth.MACHINE_A, machine_class=synth.CLASS_A, suite_commit="s", claims_commit="c")
+            store.record(run_id, outcome)
+            store.finish_run(run_id, complete=True)
+    with EvidenceStore.open_readonly(path) as store:
+        item_id = padded.item_id
+        assert store.item_estimates(item_id, synth.CLASS_A) == [2.5, 2.5, 2.0], "without a design every run counts"
+        assert store.item_estimates(item_id, synth.CLASS_A, probe=twice.claim.to_record()["probe"]) == [2.0]
+        assert store.item_estimates(item_id, synth.CLASS_A, probe=padded.claim.to_record()["probe"]) == [2.5, 2.5]
+
+
 def test_a_carried_forward_result_is_not_counted_again_as_history(tmp_path: Path) -> None:
     import dataclasses
 
