@@ -5,8 +5,9 @@ wait for each other at every small GEMM while the other work holds a core, so a 
 decode step took 1,251 ms with 2 OpenBLAS threads beside other work, against 502 ms with one
 thread and 334-390 ms with two on a quiet machine. The ``auto`` policy counts the cores this
 process may run on (:func:`os.sched_getaffinity`) and subtracts the ones already busy: the larger
-of the 1-minute load average and the threads runnable right now (``/proc/loadavg``, read a few
-times, median, this process excluded). A half-busy core counts as busy, because one thread too few
+of the busy share ``/proc/stat`` shows over a quarter second (the 1-minute load average where it
+cannot be read) and the threads runnable right now (``/proc/loadavg``, read a few times, median,
+this process excluded). A half-busy core counts as busy, because one thread too few
 costs about 1.4x on a quiet machine while one too many costs 2.5x beside a busy loop.
 
 ``$CLAIMCHECK_BLAS_THREADS`` overrides it: a positive number fixes the count, ``auto`` is the
@@ -85,13 +86,65 @@ def runnable_others(read: Callable[[], str] | None = None, *, reads: int = 5, pa
     return float(statistics.median(counts))
 
 
-def busy_cores(load: Callable[[], tuple[float, float, float]] | None = None, runnable: Callable[[], float] | None = None) -> float:
-    """Cores other work keeps busy: the larger of the 1-minute load average and the threads runnable now."""
+def _cpu_times(read: Callable[[], str], cpus: set[int] | None) -> tuple[int, int]:
+    """(total, idle) jiffies over the ``cpuN`` lines of ``/proc/stat`` for ``cpus`` (all when None)."""
+    total = idle = 0
+    for line in read().splitlines():
+        name, *fields = line.split()
+        if not name.startswith("cpu") or name == "cpu" or (cpus is not None and int(name[3:]) not in cpus):
+            continue
+        values = [int(v) for v in fields[:8]]  # guest time is already counted in user time
+        total += sum(values)
+        idle += values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+    return total, idle
+
+
+def busy_measured(read: Callable[[], str] | None = None, *, window: float = 0.25,
+                  sleep: Callable[[], None] | None = None) -> float | None:
+    """Cores kept busy by other work over the last ``window`` seconds, from ``/proc/stat`` (None where unreadable).
+
+    This process sleeps through the window, so what was busy was the rest of the machine. Unlike the
+    1-minute load average it has no memory: a run that ended a few seconds ago does not count.
+    """
+
+    def from_proc() -> str:
+        with open("/proc/stat", encoding="ascii") as handle:
+            return handle.read()
+
+    reader = read or from_proc
     try:
-        one_minute = (load or os.getloadavg)()[0]
+        cpus: set[int] | None = set(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        one_minute = 0.0
-    return max(float(one_minute), (runnable or runnable_others)())
+        cpus = None
+    try:
+        total_before, idle_before = _cpu_times(reader, cpus)
+        (sleep or (lambda: time.sleep(window)))()
+        total_after, idle_after = _cpu_times(reader, cpus)
+    except (OSError, ValueError, IndexError):
+        return None
+    elapsed = total_after - total_before
+    if elapsed <= 0:
+        return None
+    share_busy = 1.0 - (idle_after - idle_before) / elapsed
+    return max(0.0, share_busy) * (len(cpus) if cpus else cores_available())
+
+
+def busy_cores(measured: Callable[[], float | None] | None = None, runnable: Callable[[], float] | None = None,
+               load: Callable[[], tuple[float, float, float]] | None = None) -> float:
+    """Cores other work keeps busy: the larger of what ``/proc/stat`` shows over a quarter second and the threads runnable now.
+
+    Where ``/proc/stat`` cannot be read (macOS), the 1-minute load average stands in for the
+    measured share. The load average is not read where the measurement exists: it still counts,
+    for about a minute, work that has just ended (a run started right after another chose one
+    BLAS thread of two on a quiet machine, 22% slower).
+    """
+    share = (measured or busy_measured)()
+    if share is None:
+        try:
+            share = float((load or os.getloadavg)()[0])
+        except (AttributeError, OSError):
+            share = 0.0
+    return max(float(share), (runnable or runnable_others)())
 
 
 def auto_threads(cores: int, busy: float) -> int:

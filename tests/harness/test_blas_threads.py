@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.harness import blas_threads
-from claimcheck.harness.blas_threads import ThreadChoice, auto_threads, busy_cores, choose_threads, export, runnable_others
+from claimcheck.harness.blas_threads import (
+    ThreadChoice, auto_threads, busy_cores, busy_measured, choose_threads, export, runnable_others,
+)
 
 
 @pytest.mark.parametrize(("cores", "busy", "threads"), [(2, 0.0, 2), (2, 0.5, 2), (2, 0.8, 1), (2, 2.0, 1), (2, 5.0, 1),
@@ -20,9 +22,29 @@ def test_beside_two_busy_loops_a_two_core_machine_gets_one_thread() -> None:
     assert choice.describe() == "auto: 1 of 2 cores (2.0 busy at start)"
 
 
-def test_busy_is_the_larger_of_the_load_average_and_the_runnable_threads() -> None:
-    assert busy_cores(load=lambda: (0.1, 0.0, 0.0), runnable=lambda: 2.0) == 2.0  # load just started: the average lags
-    assert busy_cores(load=lambda: (1.7, 1.0, 1.0), runnable=lambda: 0.0) == 1.7
+def test_busy_is_the_larger_of_the_measured_share_and_the_runnable_threads() -> None:
+    assert busy_cores(measured=lambda: 0.1, runnable=lambda: 2.0) == 2.0  # load just started
+    assert busy_cores(measured=lambda: 1.7, runnable=lambda: 0.0) == 1.7
+
+
+def test_a_load_that_just_ended_is_not_read_where_the_share_can_be_measured() -> None:
+    lagging = lambda: (1.5, 1.2, 1.0)  # noqa: E731 - the 1-minute average still counts a run that ended
+    assert busy_cores(measured=lambda: 0.0, runnable=lambda: 0.0, load=lagging) == 0.0
+    assert busy_cores(measured=lambda: None, runnable=lambda: 0.0, load=lagging) == 1.5, "no /proc/stat: the average"
+
+
+def test_the_measured_share_reads_the_idle_time_of_this_process_cpus() -> None:
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    frames = iter([
+        "cpu  0 0 0 0 0 0 0 0 0 0\n" + "".join(f"cpu{c} 100 0 0 100 0 0 0 0 0 0\n" for c in cpus),
+        # one of the cpus spent the whole window busy, the others idle; guest columns are ignored
+        "cpu  0 0 0 0 0 0 0 0 0 0\n" + "".join(
+            f"cpu{c} {200 if i == 0 else 100} 0 0 {100 if i == 0 else 200} 0 0 0 0 99 99\n" for i, c in enumerate(cpus)),
+    ])
+    assert busy_measured(lambda: next(frames), sleep=lambda: None) == pytest.approx(1.0)
+    assert busy_measured(lambda: "no cpu lines\n", sleep=lambda: None) is None
 
 
 def test_runnable_threads_exclude_the_reader_and_take_the_median() -> None:
