@@ -191,6 +191,10 @@ class Control:
     why: str
     budget: dict[str, Any] = field(default_factory=dict)
 
+    def to_record(self) -> dict[str, Any]:
+        """The control as stated, in the claim's stored record (``budget`` only when it has one)."""
+        return {"params": dict(self.params), "why": self.why} | ({"budget": dict(self.budget)} if self.budget else {})
+
 
 CONTROL_SUFFIX = "--control"
 
@@ -271,8 +275,7 @@ class Claim:
             "check": self.check.to_record(), "budget": dataclasses.asdict(self.budget),
             "tags": list(self.tags), "depends_on": list(self.depends_on), "notes": self.notes,
             "path": self.path, "line": self.line, "content_hash": self.content_hash,
-            **({"control": {"params": dict(self.control.params), "why": self.control.why}
-                            | ({"budget": dict(self.control.budget)} if self.control.budget else {})} if self.control else {}),
+            **({"control": self.control.to_record()} if self.control else {}),
             **({"no_control": self.no_control} if self.no_control else {}),
             **({"family": self.family} if self.family else {}),
             **({"indifference": self.indifference} if self.indifference is not None else {}),

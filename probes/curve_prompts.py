@@ -17,6 +17,7 @@ from claimcheck.errors import ProbeError
 PROMPT_SET = Path(__file__).with_name("data") / "curve-prompts.yaml"
 POLES = ("creative", "advice", "factual")
 CONTROL_POLES = ("copy",)  # prompts whose continuation is given: selected by name only, never by `all`
+ALL_POLES = POLES + CONTROL_POLES
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,8 @@ def load_prompt_set(path: Path = PROMPT_SET) -> list[CurvePrompt]:
         where = f"{path}: prompts[{index}]"
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) and entry.get(k) for k in ("id", "pole", "text")):
             raise ProbeError(f"{where}: expected `id`, `pole` and `text` strings, got {entry!r}")
-        if entry["pole"] not in POLES + CONTROL_POLES:
-            raise ProbeError(f"{where}: `pole` must be one of {', '.join(POLES + CONTROL_POLES)}, got {entry['pole']!r}")
+        if entry["pole"] not in ALL_POLES:
+            raise ProbeError(f"{where}: `pole` must be one of {', '.join(ALL_POLES)}, got {entry['pole']!r}")
         if entry["id"] in seen:
             raise ProbeError(f"{where}: duplicate id `{entry['id']}`")
         seen.add(entry["id"])
@@ -59,12 +60,12 @@ def select_prompts(selection: str | Sequence[str], prompt_set: Sequence[CurvePro
     for name in names:
         if name == "all":
             matches = [p for p in prompt_set if p.pole in POLES]
-        elif name in POLES + CONTROL_POLES:
+        elif name in ALL_POLES:
             matches = [p for p in prompt_set if p.pole == name]
         else:
             matches = [p for p in prompt_set if p.id == name]
         if not matches:
-            known = ", ".join(["all", *POLES, *CONTROL_POLES, *(p.id for p in prompt_set)])
+            known = ", ".join(["all", *ALL_POLES, *(p.id for p in prompt_set)])
             raise ProbeError(f"no prompt matches `{name}`; expected one of: {known}")
         chosen += [p for p in matches if p not in chosen]
     return chosen
@@ -73,6 +74,6 @@ def select_prompts(selection: str | Sequence[str], prompt_set: Sequence[CurvePro
 def one_prompt(selection: str) -> CurvePrompt:
     """The single prompt a probe about one prompt names (by id; not ``all`` nor a pole)."""
     matches = select_prompts(selection)
-    if not isinstance(selection, str) or selection == "all" or selection in POLES + CONTROL_POLES or len(matches) != 1:
+    if not isinstance(selection, str) or selection == "all" or selection in ALL_POLES or len(matches) != 1:
         raise ProbeError(f"`prompt` must name one prompt id, got {selection!r}")
     return matches[0]

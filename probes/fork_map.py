@@ -18,7 +18,7 @@ from claimcheck.errors import ProbeError
 from claimcheck.probing.registry import Output, ProbeContext, probe
 from .curve_cache import cached_many, stored, whole_on_first_look
 from .curve_groups import GROUPS_INFO, prompt_group
-from .curve_prompts import CONTROL_POLES, POLES, CurvePrompt, select_prompts
+from .curve_prompts import ALL_POLES, CurvePrompt, select_prompts
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
 
 FEATURES = ("entropy", "p1", "p2", "margin", "bimodality")
@@ -149,8 +149,8 @@ def bisector_trace(
     continuation is given, so its alternatives rejoin the text, in place of a claimed one.
     """
     swap = list(swap_poles)
-    if swap and (len(swap) != 2 or len(set(swap)) != 2 or not set(swap) <= set(POLES + CONTROL_POLES)):
-        raise ProbeError(f"`swap_poles` must name two different poles of {', '.join(POLES + CONTROL_POLES)}, got {swap}")
+    if swap and (len(swap) != 2 or len(set(swap)) != 2 or not set(swap) <= set(ALL_POLES)):
+        raise ProbeError(f"`swap_poles` must name two different poles of {', '.join(ALL_POLES)}, got {swap}")
     pole_of = {swap[0]: swap[1], swap[1]: swap[0]} if swap else {}
     selection = select_prompts(prompts)
     chosen = prompt_group(ctx, selection)

@@ -116,11 +116,10 @@ def exact_match_log10(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_
     return float(odds[-1]) if len(odds) else 0.0
 
 
-def likely_prefix_length(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_ids: Sequence[int], odds: float) -> int:
-    """The most leading tokens of ``tokens`` that ``policy`` draws with probability at least ``odds`` (at least 1).
+def likely_prefix_length(cumulative: np.ndarray, odds: float) -> int:
+    """How many leading tokens a policy draws with probability at least ``odds`` (at least 1), from :func:`prefix_log10`.
 
     At that length a policy's own samples repeat the target often (312 samples at odds 0.05
     expect 15 matches), so a search whose count misses them cannot refute anything.
     """
-    cumulative = prefix_log10(rows, tokens, policy, ban_ids)
-    return max(1, int(np.sum(cumulative >= math.log10(odds))))
+    return max(1, int(np.sum(np.asarray(cumulative) >= math.log10(odds))))

@@ -34,11 +34,6 @@ _OUTPUTS = {
 }
 
 
-def twin_of(design: SearchDesign) -> SearchDesign:
-    """The target's own seed at temperature 1 and nothing else: the one-sample search that locates the fork."""
-    return design.twin()
-
-
 @probe("temperature_fork", outputs=_OUTPUTS, reads_text=True)
 @whole_on_first_look(_OUTPUTS)
 def temperature_fork(
@@ -74,7 +69,7 @@ def temperature_fork(
                           max_tokens, stop_at_miss, search_policy, with_own_seed)
     if int(target_seed) in design.seed_list() and 1.0 in design.temperatures:
         raise ProbeError("the sweep includes the target's own seed at temperature 1, the twin that locates the fork")
-    twin = run_search(ctx, twin_of(design)).rows
+    twin = run_search(ctx, design.twin()).rows
     if not twin:
         raise ProbeError("the target's own seed gave no temperature-1 sample to locate the fork with")
     fork = float(twin[0]["shared_prefix"])

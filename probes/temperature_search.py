@@ -125,10 +125,11 @@ def at_likely_length(ctx: ProbeContext, design: SearchDesign) -> SearchDesign:
     full = run_search(ctx, design.twin())
     tokens = [int(t) for t in full.result["target"]["tokens"]]
     forced = teacher_forced_logprobs(full.lm.model, full.ids, tokens)
-    length = likely_prefix_length(forced, tokens, full.target, full.stops, float(design.likely_prefix))
+    cumulative = prefix_log10(forced, tokens, full.target, full.stops)
+    length = likely_prefix_length(cumulative, float(design.likely_prefix))
     ctx.artifacts["likely_prefix"] = {
         "odds": float(design.likely_prefix), "tokens": length, "of": len(tokens),
-        "log10_probability": round(float(prefix_log10(forced, tokens[:length], full.target, full.stops)[-1]), 4),
+        "log10_probability": round(float(cumulative[length - 1]), 4),
         "text": full.lm.tokenizer.decode(tokens[:length]),
     }
     return design.replace(max_tokens=length, likely_prefix=0.0)

@@ -189,6 +189,11 @@ def _content_hash(doc: LocatedDocument) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+def _samples_in_order(budget: dict[str, Any]) -> bool:
+    """Whether a budget's ``min_samples`` (where given) is within its ``max_samples`` (where given)."""
+    return bool(budget.get("min_samples", 1) <= budget.get("max_samples", budget.get("min_samples", 1)))
+
+
 def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
     validator = _Validator(doc, path)
     raw = doc.value
@@ -202,7 +207,7 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
     rule_check_problems(check, validator.error)
     point_problems(check, data, validator.error)
     budget = data.get("budget", {})
-    if budget.get("min_samples", 1) > budget.get("max_samples", budget.get("min_samples", 1)):
+    if not _samples_in_order(budget):
         raise validator.error("budget.min_samples", "must not exceed `budget.max_samples`")
     probe = data["probe"]
     params, grid = probe.get("params", {}), probe.get("grid", {})
@@ -232,11 +237,9 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
     elif control is not None and not control.get("params"):
         raise validator.error("control.params", "a control must replace at least one probe param "
                                                 "(or say `none: true` with the reason in `why`)")
-    if control is not None and control.get("budget"):
-        merged = {**budget, **control["budget"]}
-        if merged.get("min_samples", 1) > merged.get("max_samples", merged.get("min_samples", 1)):
-            raise validator.error("control.budget.min_samples", "the control's budget would measure more samples "
-                                                                "before its first decision than `max_samples` allows")
+    if control is not None and not _samples_in_order({**budget, **(control.get("budget") or {})}):
+        raise validator.error("control.budget.min_samples", "the control's budget would measure more samples "
+                                                            "before its first decision than `max_samples` allows")
     return Claim(
         id=data["id"],
         title=data["title"],

@@ -104,7 +104,7 @@ class ClaimSession:
             from claimcheck.pytest_plugin.adapter import flags_of
 
             judged = result
-            if result.control_for is None:
+            if result.control_for is None and (result.claim.retracted or result.claim.depends_on):
                 withdrawn = stale_chains([result], self.premises(), retracted=self.retractions())
                 judged = cascade([result], withdrawn)[0] if withdrawn else result
             self._provisional_from[nodeid] = result

@@ -138,7 +138,8 @@ def test_the_likely_prefix_is_the_longest_opening_at_the_odds() -> None:
     tokens = [0, 1, 2]  # cumulative odds 0.9, 0.45, 0.27
     temp1 = get_policy("temp1")
     assert prefix_log10(rows, tokens, temp1, []) == pytest.approx(np.log10([0.9, 0.45, 0.27]), abs=1e-6)
-    assert [likely_prefix_length(rows, tokens, temp1, [], odds) for odds in (0.95, 0.9, 0.5, 0.3, 0.27, 0.01)] == [1, 1, 1, 2, 3, 3]
+    cumulative = prefix_log10(rows, tokens, temp1, [])
+    assert [likely_prefix_length(cumulative, odds) for odds in (0.95, 0.9, 0.5, 0.3, 0.27, 0.01)] == [1, 1, 1, 2, 3, 3]
 
 
 def test_search_seeds_leave_out_the_target_seed() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from claimcheck.errors import ProbeError, Undecidable
 from claimcheck.probing.registry import ProbeContext
-from probes.temperature_fork import temperature_fork, twin_of
+from probes.temperature_fork import temperature_fork
 from probes.temperature_search import SEARCH, SearchDesign, temperature_search
 
 
@@ -23,9 +23,11 @@ def test_both_probes_show_the_designs_defaults() -> None:
 
 
 def test_the_twin_is_the_targets_own_seed_at_temperature_one_in_pure_temperature() -> None:
-    design = SearchDesign(target_seed=7, temperatures=(0.5, 2.0), seeds=4, seed_start=20, search_policy="curve-router")
-    twin = twin_of(design)
+    design = SearchDesign(target_seed=7, temperatures=(0.5, 2.0), seeds=4, seed_start=20, search_policy="curve-router",
+                          with_own_seed=True, likely_prefix=0.05)
+    twin = design.twin()
     assert (twin.temperatures, twin.seeds, twin.seed_list(), twin.search_policy) == ((1.0,), 1, [7], "")
+    assert (twin.with_own_seed, twin.likely_prefix) == (False, 0.0), "the twin is pure temperature, full length"
     assert (twin.target_policy, twin.target_seed, twin.max_tokens) == (design.target_policy, 7, design.max_tokens)
     assert SearchDesign(temperatures=[1, 2]).temperatures == (1.0, 2.0)
 
