@@ -4,7 +4,7 @@ Two runs of an item under the same key measure the same thing in the same way, s
 may carry the earlier result forward instead of measuring again (``pytest --claims-changed``).
 The key holds the item's claim document as resolved for the run (profile and grid point applied;
 where the claim sits in its file is left out, so an edit of a neighbouring claim changes nothing),
-the source of the probe function's module, the identity of the model weights it names, the run
+the code and data the probe's measurement is made of (:mod:`claimcheck.engine.probe_code`), the identity of the model weights it names, the run
 options that change a measurement (seed, alpha, budget scale, CV bound), and the result cache's
 environment part (mlx, mlx-lm and claimcheck versions, machine class).
 """
@@ -22,10 +22,11 @@ from typing import Any
 from claimcheck.claim import Claim
 from claimcheck.engine.cache import content_key, environment_key
 from claimcheck.engine.options import RunOptions
+from claimcheck.engine.probe_code import measurement_digest
 from claimcheck.probing.registry import RegisteredProbe
 
 #: Bumped when the key's parts change meaning, so no older result is carried under a new rule.
-KEY_VERSION = 1
+KEY_VERSION = 2  # 2: the probe's imported modules and data files, not only its own file
 #: What a claim record holds about where it was read, not what it says.
 _PLACE = ("path", "line", "content_hash")
 
@@ -45,7 +46,14 @@ def _file_digest(path: str) -> str:
 
 
 def probe_source(probe: RegisteredProbe) -> str:
-    """sha256 of the source file of the probe function's module (its name when no file is found)."""
+    """sha256 of the files the probe's measurement is made of: its module, what that imports, the data named.
+
+    Falls back to the probe's own file, then to its module's name, where its source cannot be read.
+    """
+    module = probe.module or getattr(inspect.unwrap(probe.function), "__module__", "")
+    code = measurement_digest(module) if module else ""
+    if code:
+        return code
     path = probe.file
     if not path:
         try:

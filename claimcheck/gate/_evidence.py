@@ -89,10 +89,13 @@ class Evidence:
         return [row for row in rows if row.run_id == last_run]
 
     def computed(self, claim_id: str) -> list[StoredResult]:
-        """Items of the newest run, on any machine class, that computed the claim exactly.
+        """The newest exact computation of each of the claim's items, on any machine class.
 
         A deterministic probe (arithmetic on printed inputs, byte counts) gives the same value on
         every machine, so its result checks a doc's figure whatever machine the sentence names.
+        Each item is read from the newest run that computed it, among the runs that recorded the
+        claim as the newest one did: a run that computed only some items (a shard, a run of one
+        item) does not hide the others, and items of an older wording of the claim do not return.
         Empty when the claim was never decided that way.
         """
         if self.store is None:
@@ -100,8 +103,12 @@ class Evidence:
         rows = [row for row in self._rows(claim_id) if row.result.deterministic]
         if not rows:
             return []
-        last_run = rows[-1].run_id
-        return [row for row in rows if row.run_id == last_run]
+        wording = rows[-1].claim.content_hash
+        newest: dict[str, StoredResult] = {}
+        for row in rows:  # oldest run first, so a later row replaces an earlier one
+            if row.claim.content_hash == wording:
+                newest[row.item_id] = row
+        return list(newest.values())
 
 
 def claim_verdict(items: Sequence[StoredResult]) -> Verdict | None:

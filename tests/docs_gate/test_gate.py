@@ -418,6 +418,26 @@ def test_a_computed_claim_checks_figures_whatever_machine_the_sentence_names(tmp
     assert measured("On the H200, qmv reaches 85% of raw bandwidth.").ok, "cited for a machine not measured here"
 
 
+def test_each_computed_item_is_read_from_the_newest_run_that_computed_it(tmp_path):
+    """A run that computed one item (a shard, one selected item) does not hide the claim's other items."""
+    import dataclasses
+
+    def item(name: str, value: float, wording: str = "w1") -> ItemResult:
+        result = outcome("weights-gb", "holds", value, value, value, "GB", computed=True, item=f"weights-gb[{name}]")
+        return dataclasses.replace(result, claim=dataclasses.replace(result.claim, content_hash=wording))
+
+    store = make_store(tmp_path / "s.sqlite", [
+        (CPU, [item("a", 1.0), item("b", 2.0)]),
+        (M1, [item("a", 1.5)]),
+        (CPU, [item("old", 9.0, wording="w0")]),
+        (CPU, [item("b", 2.5)]),
+    ])
+    with EvidenceStore(store, readonly=True) as opened:
+        rows = Evidence(opened, CPU).computed("weights-gb")
+        assert {row.item_id: (row.run_id, row.result.decision.statistic) for row in rows} == {
+            "weights-gb[a]": ("run-1", 1.5), "weights-gb[b]": ("run-3", 2.5)}
+
+
 def test_a_fresh_clone_gates_on_the_committed_profiles(tmp_path, claims_dir, monkeypatch, capsys):
     profiles = tmp_path / "reports" / "profiles"
     profiles.mkdir(parents=True)
