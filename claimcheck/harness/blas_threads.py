@@ -8,7 +8,10 @@ process may run on (:func:`os.sched_getaffinity`) and subtracts the ones already
 of the busy share ``/proc/stat`` shows over a quarter second (the 1-minute load average where it
 cannot be read) and the threads runnable right now (``/proc/loadavg``, read a few times, median,
 this process excluded). A half-busy core counts as busy, because one thread too few
-costs about 1.4x on a quiet machine while one too many costs 2.5x beside a busy loop.
+costs about 1.4x on a quiet machine while one too many costs 2.5x beside a busy loop. Under
+``pytest -n N`` (``$PYTEST_XDIST_WORKER_COUNT``) each worker takes its share of the cores, at least
+one: two workers that each measured the other idle at start would otherwise run four threads on
+two cores (a batch-64 step took 4.2 s once with 2 threads beside two busy loops, 0.4-0.7 s with 1).
 
 ``$CLAIMCHECK_BLAS_THREADS`` overrides it: a positive number fixes the count, ``auto`` is the
 default, ``library`` leaves the library's own choice. Thread variables the environment already
@@ -43,16 +46,19 @@ class ThreadChoice:
         threads: the count chosen, or ``None`` under ``"library"``.
         cores: cores this process may run on.
         busy: cores judged busy with other work at the choice (``auto`` only).
+        workers: pytest-xdist workers sharing the cores (1 outside ``pytest -n``).
     """
 
     policy: str
     threads: int | None
     cores: int
     busy: float = 0.0
+    workers: int = 1
 
     def describe(self) -> str:
         if self.policy == "auto":
-            return f"auto: {self.threads} of {self.cores} cores ({self.busy:.1f} busy at start)"
+            shared = f", shared by {self.workers} pytest workers" if self.workers > 1 else ""
+            return f"auto: {self.threads} of {self.cores} cores ({self.busy:.1f} busy at start{shared})"
         if self.threads is None:
             return f"{self.policy}: the library's own count"
         return f"{self.policy}: {self.threads} of {self.cores} cores"
@@ -147,10 +153,16 @@ def busy_cores(measured: Callable[[], float | None] | None = None, runnable: Cal
     return max(float(share), (runnable or runnable_others)())
 
 
-def auto_threads(cores: int, busy: float) -> int:
-    """Threads for ``cores`` of which ``busy`` are taken: the free ones, at least one."""
+def auto_threads(cores: int, busy: float, workers: int = 1) -> int:
+    """Threads for ``cores`` of which ``busy`` are taken, shared by ``workers`` processes: at least one."""
     taken = math.floor(busy + _BUSY_SLACK)
-    return max(1, min(cores, cores - taken))
+    return max(1, min(cores // max(1, workers), cores - taken))
+
+
+def xdist_workers(environ: dict[str, str] | os._Environ[str]) -> int:
+    """How many pytest-xdist workers share this machine (1 outside ``pytest -n``, or when unreadable)."""
+    value = environ.get("PYTEST_XDIST_WORKER_COUNT", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else 1
 
 
 def choose_threads(environ: dict[str, str] | None = None, *, cores: int | None = None,
@@ -174,7 +186,8 @@ def choose_threads(environ: dict[str, str] | None = None, *, cores: int | None =
         if value.isdigit() and int(value) > 0:
             return ThreadChoice("environment", int(value), cores)
     taken = (busy or busy_cores)()
-    return ThreadChoice("auto", auto_threads(cores, taken), cores, round(taken, 2))
+    workers = xdist_workers(env)
+    return ThreadChoice("auto", auto_threads(cores, taken, workers), cores, round(taken, 2), workers)
 
 
 def export(choice: ThreadChoice, environ: dict[str, str] | None = None) -> None:

@@ -22,6 +22,17 @@ def test_beside_two_busy_loops_a_two_core_machine_gets_one_thread() -> None:
     assert choice.describe() == "auto: 1 of 2 cores (2.0 busy at start)"
 
 
+@pytest.mark.parametrize("workers, cores, busy, threads", [
+    ("2", 2, 0.0, 1), ("2", 8, 0.0, 4), ("3", 2, 0.0, 1), ("2", 8, 6.0, 2), ("", 2, 0.0, 2), ("x", 2, 0.0, 2),
+])
+def test_pytest_workers_share_the_free_cores(workers: str, cores: int, busy: float, threads: int) -> None:
+    """Two workers that each saw the other idle at start must not run a thread per core each."""
+    choice = choose_threads({"PYTEST_XDIST_WORKER_COUNT": workers}, cores=cores, busy=lambda: busy)
+    assert choice.threads == threads
+    if workers == "2":
+        assert choice.describe().endswith("busy at start, shared by 2 pytest workers)")
+
+
 def test_busy_is_the_larger_of_the_measured_share_and_the_runnable_threads() -> None:
     assert busy_cores(measured=lambda: 0.1, runnable=lambda: 2.0) == 2.0  # load just started
     assert busy_cores(measured=lambda: 1.7, runnable=lambda: 0.0) == 1.7
