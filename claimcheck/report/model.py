@@ -138,12 +138,12 @@ class RunReport:
         return lines
 
 
-def _elsewhere(store: EvidenceStore, run: StoredRun, claim_ids: set[str]) -> dict[str, list[StoredResult]]:
+def _elsewhere(history: Mapping[str, list[StoredResult]], run: StoredRun, claim_ids: set[str]) -> dict[str, list[StoredResult]]:
     """Latest holding item per claim and other machine class, labelled as such (never compared)."""
     found: dict[str, list[StoredResult]] = {}
     for claim_id in sorted(claim_ids):
         latest: dict[tuple[str, str], StoredResult] = {}
-        for row in store.history(claim_id):
+        for row in history.get(claim_id, []):
             if row.machine_class == run.machine_class or row.run_id == run.run_id:
                 continue
             latest[(row.machine_class, row.item_id)] = row
@@ -172,6 +172,7 @@ def gather(store: EvidenceStore, run_id: str | None = None, expectations: Expect
     previous = store.previous_run(run.run_id)
     troubled = {i.claim_id for i in items if i.verdict in (Verdict.REFUTED, Verdict.INCONCLUSIVE)}
     flags = run_flags(run.options)
+    history = {claim_id: store.history(claim_id) for claim_id in claims}
     return RunReport(
         run=run,
         items=items,
@@ -180,6 +181,6 @@ def gather(store: EvidenceStore, run_id: str | None = None, expectations: Expect
         claims=claims,
         drift=store.drift(run.run_id),
         previous_run_id=previous.run_id if previous else None,
-        elsewhere=_elsewhere(store, run, troubled),
-        history={claim_id: store.history(claim_id) for claim_id in claims},
+        elsewhere=_elsewhere(history, run, troubled),
+        history=history,
     )

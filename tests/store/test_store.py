@@ -213,6 +213,24 @@ def test_history_spans_runs_and_machine_classes(tmp_path: Path) -> None:
     assert store.history("no-such-claim") == []
 
 
+def test_history_reads_only_its_own_claim_from_each_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report reads every claim's history; reading every claim of every run there was quadratic."""
+    from claimcheck.store import _reading
+
+    store = EvidenceStore(tmp_path / "ev.sqlite")
+    for _ in range(4):
+        run_id = _run(store)
+        for number in range(10):
+            store.record(run_id, synth.outcome(f"claim-{number}", item=None))
+        store.finish_run(run_id)
+    parsed: list[str] = []
+    original = _reading.stored_claim
+    monkeypatch.setattr(_reading, "stored_claim", lambda row: parsed.append(row["claim_id"]) or original(row))
+    rows = store.history("claim-3")
+    assert len(rows) == 4 and {row.claim.id for row in rows} == {"claim-3"}
+    assert parsed == ["claim-3"] * 4
+
+
 def test_resolve_run_by_prefix_and_latest(tmp_path: Path) -> None:
     store = EvidenceStore(tmp_path / "ev.sqlite")
     with pytest.raises(StoreError, match="no runs yet"):
