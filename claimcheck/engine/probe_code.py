@@ -69,8 +69,8 @@ def imported_names(name: str, path: Path) -> tuple[str, ...]:
 
 def _imports(name: str, path: Path) -> Iterator[str]:
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        tree = ast.parse(_text(path))
+    except SyntaxError:
         return
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(tree):
@@ -120,7 +120,9 @@ def measurement_files(module: str) -> tuple[tuple[str, Path], ...]:
     return tuple(sorted({*reached.items(), *data}))
 
 
+@functools.lru_cache(maxsize=None)
 def _text(path: Path) -> str:
+    """A source file's text, read once however many probe modules reach it ("" where unreadable)."""
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -157,5 +159,5 @@ def measurement_digest(module: str) -> str:
 
 def forget() -> None:
     """Drop what was read, so files edited since are read again (tests; a process that outlives an edit)."""
-    for cached_function in (_package_folder, module_file, imported_names, measurement_files, measurement_digest):
+    for cached_function in (_package_folder, module_file, _text, imported_names, measurement_files, measurement_digest):
         cached_function.cache_clear()

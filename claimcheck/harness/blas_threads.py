@@ -26,6 +26,7 @@ import math
 import os
 import statistics
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable
 
@@ -159,7 +160,7 @@ def auto_threads(cores: int, busy: float, workers: int = 1) -> int:
     return max(1, min(cores // max(1, workers), cores - taken))
 
 
-def xdist_workers(environ: dict[str, str] | os._Environ[str]) -> int:
+def xdist_workers(environ: Mapping[str, str]) -> int:
     """How many pytest-xdist workers share this machine (1 outside ``pytest -n``, or when unreadable)."""
     value = environ.get("PYTEST_XDIST_WORKER_COUNT", "").strip()
     return int(value) if value.isdigit() and int(value) > 0 else 1
