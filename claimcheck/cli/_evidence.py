@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 
-from claimcheck.store import EvidenceStore, StoredRun, choose_class
+from claimcheck.store import EvidenceStore, StoredRun, choose_class, not_evidence
 from claimcheck.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -70,29 +70,16 @@ def artifact_store(folder: str) -> Path | None:
     return found[0] if found else None
 
 
-def _part_of_claims(arg: str) -> bool:
-    """A pytest argument naming less than a claims folder: one file, one item, a sub-folder."""
-    parts = Path(arg.split("::", 1)[0]).parts
-    return "::" in arg or ("claims" in parts and parts.index("claims") < len(parts) - 1)
-
-
 def refusals(run: StoredRun, previous: int | None, *, partial_ok: bool = False, markers_ok: bool = False) -> list[str]:
     """Why a run must not become committed evidence or expectations (empty: it may).
 
-    A crashed or still-running run, one of part of the suite (``-k``, ``-m``, a sub-folder), one
-    measured on a dirty tree, or one with fewer items than ``previous`` (the items of the last
-    run of its class accepted or published) would silently drop what was known. ``markers_ok``:
-    a ``-m`` selection is the suite a CI job runs on its class (``--from-artifact``).
+    A run that is not evidence of its class (crashed or still running, one shard of a matrix, a run of
+    part of the suite: :func:`claimcheck.store.not_evidence`), one measured on a dirty tree, or one with
+    fewer items than ``previous`` (the items of the last run of its class accepted or published) would
+    silently drop what was known. ``partial_ok``: a selection may update part of the lock
+    (``accept --update``); ``markers_ok``: a ``-m`` selection is the suite a CI job runs on its class.
     """
-    found = []
-    if run.effective_status != "complete":
-        found.append(f"run {run.run_id} is {run.effective_status} (crashed, interrupted or still running)")
-    selection = run.options.get("selection") or {}
-    chosen = [f"{flag} {selection[key]!r}" for key, flag in (("keyword", "-k"), ("markexpr", "-m"))
-              if selection.get(key) and not (markers_ok and key == "markexpr")]
-    chosen += [str(arg) for arg in run.options.get("args") or () if _part_of_claims(str(arg))]
-    if chosen and not partial_ok:
-        found.append(f"run {run.run_id} ran part of the suite ({', '.join(chosen)})")
+    found = not_evidence(run, markers_ok=markers_ok, part_ok=partial_ok)
     dirty = [name for name, commit in (("suite", run.suite_ref), ("claims", run.claims_ref)) if commit and commit.dirty]
     if dirty:
         found.append(f"run {run.run_id} was measured on a dirty tree ({', '.join(dirty)})")
@@ -103,13 +90,14 @@ def refusals(run: StoredRun, previous: int | None, *, partial_ok: bool = False, 
 
 
 def _refused(verb: str, reasons: Sequence[str], args: argparse.Namespace) -> bool:
-    """Print the reasons; ``True`` when they stop the command (no ``--force``, no ``--dry-run``)."""
-    for reason in reasons:
-        print(f"{verb}: {'warning: ' if args.force or args.dry_run else ''}{reason}", file=sys.stderr)
-    if reasons and not (args.force or args.dry_run):
-        print(f"{verb}: refused; review the run, then pass --force to {verb} it anyway", file=sys.stderr)
-        return True
-    return False
+    """Print the reasons, one line; ``True`` when they stop the command (no ``--force``, no ``--dry-run``)."""
+    if not reasons:
+        return False
+    if args.force or args.dry_run:
+        print(f"{verb}: warning: {'; '.join(reasons)}", file=sys.stderr)
+        return False
+    print(f"{verb}: refused: {'; '.join(reasons)}; pass --force to {verb} it anyway", file=sys.stderr)
+    return True
 
 
 def _last_count(path: Path, machine_class: str) -> int | None:
@@ -156,9 +144,6 @@ def cmd_publish(args: argparse.Namespace) -> int:
         return _fail(f"{args.store}: no evidence store there (run the suite first, or pass --store)")
     with EvidenceStore(args.store, readonly=True) as store:
         run = _chosen_run(store, args)
-        if run.effective_status != "complete" and not args.run:  # a crashed or cut-short run is a part
-            return _fail(f"publish: run {run.run_id} is {run.effective_status} (its session did not finish); "
-                         "run the suite to the end, or name this run with --run to publish it anyway")
         rows = store.run_rows(run.run_id)
     for name, commit in (("suite", run.suite_ref), ("claims", run.claims_ref)):
         if commit is None:
@@ -219,21 +204,20 @@ def profile_slug(machine_class: str) -> str:
 
 
 def profile_for(folder: Path, machine_class: str, name: str | None = None) -> Path:
-    """The committed profile a run of ``machine_class`` is recorded in.
+    """The committed profile a run of ``machine_class`` is recorded in: each profile holds one class only.
 
-    ``name`` when given; else the profile whose runs are most of that class (a profile may hold other
-    classes' runs merged in for reading); else a new file named after the class.
+    ``name`` when given; else the profile whose runs are all of that class; else a new file named after
+    the class. A profile holding another class's runs is never written to, so a reader of one profile
+    never takes one class's figure for another's.
     """
     if name:
         return folder / (name if name.endswith(".sqlite") else f"{name}.sqlite")
-    best: tuple[float, int, Path] | None = None
     for path in sorted(folder.glob("*.sqlite")):
         with EvidenceStore.open_readonly(path) as profile:
-            classes = [found.machine_class for found in profile.runs()]
-        mine = classes.count(machine_class)
-        if mine and (best is None or (mine / len(classes), mine) > best[:2]):
-            best = (mine / len(classes), mine, path)
-    return best[2] if best else folder / f"{profile_slug(machine_class)}.sqlite"
+            classes = {found.machine_class for found in profile.runs()}
+        if classes == {machine_class}:
+            return path
+    return folder / f"{profile_slug(machine_class)}.sqlite"
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
@@ -401,7 +385,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """Write the cross-machine comparison of portable claims from the latest finished run of each class."""
+    """Write the cross-machine comparison of portable claims from the latest evidence run (whole, finished, adjudicated) of each class."""
     from claimcheck.report.compare import load, run_lines, write_files
 
     missing = [path for path in args.stores if not Path(path).exists()]

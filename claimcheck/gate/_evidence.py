@@ -72,7 +72,7 @@ class Evidence:
         assert self.store is not None
         if self._loaded is None:
             self._loaded = {}
-            runs = sorted(self.store.runs(), key=lambda run: (run.started, run.run_id))
+            runs = sorted(self.store.evidence_runs(), key=lambda run: (run.started, run.run_id))
             for run in runs:
                 for row in self.store.results(run.run_id):
                     self._loaded.setdefault(row.claim_id, []).append(row)

@@ -10,7 +10,7 @@ comment right after it (invisible when rendered)::
 claim ids (a claim id stands for all its items), comma-separated; ``@LEVEL`` is the level of a
 swept output (``output gbps@size_mib=1``) or, without ``output``, the grid point of the items; ``CLASS`` is a machine class or its
 first parts (``cuda``, ``cpu/AMD EPYC``), or several joined by commas (``cpu,cuda``); ``RUN`` a
-run id or prefix (default: the latest finished run of that class holding the items). Every
+run id or prefix (default: the latest whole, finished, adjudicated run of that class holding the items). Every
 figure in a unit those values convert to, between the start of the sentence (or the previous
 comment in it) and the marker, must be a recorded value of those items to its printed
 precision: the estimate or an end of its interval, or with ``output``, the median or mean of
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from claimcheck.figures import Comment, Figure, MarkdownDoc, UnitError, convert, read_markdown
 from claimcheck.numbers import finite, with_unit
-from claimcheck.store import EvidenceStore, StoredResult, StoredRun
+from claimcheck.store import EvidenceStore, StoredResult, StoredRun, is_evidence
 
 MARKER_RE = re.compile(
     r"^measured\s*:\s*(?P<items>.+?)(?:\s+output\s+(?P<output>[^\s@]+))?(?:\s*@(?P<level>\S+))?"
@@ -130,6 +130,8 @@ class Evidence:
                       key=lambda run: (run.started, run.run_id), reverse=True)
         if marker.run:
             runs = [run for run in runs if run.run_id.startswith(marker.run)]
+        else:  # by default a class's figures come from its evidence runs, never a shard or a selection
+            runs = [run for run in runs if is_evidence(run)]
         for run in runs:
             chosen = [result for result in self.results(run.run_id) if _names(result, marker.items, marker.level)]
             if chosen:

@@ -11,12 +11,21 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from claimcheck.engine.expectations import Agreement, Expectations, compare
 from claimcheck.outcome.policy import Flags, Role, Treatment, treat
 from claimcheck.engine.result import ItemResult
 from claimcheck.rules.figure import VALUE, Figure
 from claimcheck.verdict import Verdict
+
+
+class Judge(Protocol):
+    """What a finding asks of expectations: the lock itself, or the expectations a run recorded."""
+
+    def covers(self, machine_class: str, item_id: str | None = None) -> bool: ...
+
+    def expected(self, machine_class: str, item_id: str) -> Verdict | None: ...
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,7 @@ def figure_of(result: ItemResult) -> Figure:
         return VALUE
 
 
-def judged(result: ItemResult, expectations: Expectations | None) -> tuple[Agreement | None, Verdict | None]:
+def judged(result: ItemResult, expectations: Judge | None) -> tuple[Agreement | None, Verdict | None]:
     """The agreement of a final result with the lock, and the verdict it expects.
 
     ``(None, None)`` for controls, for a machine class the lock has no section for (the plain rule
@@ -117,7 +126,7 @@ def judged(result: ItemResult, expectations: Expectations | None) -> tuple[Agree
     return agreement, expected
 
 
-def find(result: ItemResult, expectations: Expectations | None = None, flags: Flags = Flags(), *,
+def find(result: ItemResult, expectations: Judge | None = None, flags: Flags = Flags(), *,
          not_shown: bool = False) -> Finding:
     """The finding of one final result.
 
@@ -132,7 +141,7 @@ def find(result: ItemResult, expectations: Expectations | None = None, flags: Fl
                    figure_of(result))
 
 
-def find_all(results: Sequence[ItemResult], expectations: Expectations | None = None,
+def find_all(results: Sequence[ItemResult], expectations: Judge | None = None,
              flags: Flags = Flags()) -> list[Finding]:
     """The findings of a run's final results, in order; a claim whose control was not refuted is marked so."""
     unsupported = {r.control_for for r in results if r.control_for is not None and r.verdict is not Verdict.REFUTED}

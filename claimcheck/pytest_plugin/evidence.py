@@ -19,7 +19,7 @@ from claimcheck.engine.result import ItemResult
 from claimcheck.verdict import Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
-    from claimcheck.engine.expectations import Expectations
+    from claimcheck.outcome.run import RunOutcome
     from claimcheck.pytest_plugin.session import ClaimSession
     from claimcheck.store import EvidenceStore
 
@@ -250,8 +250,8 @@ def session_finished(session: pytest.Session) -> bool:
 
 def close_run(store: EvidenceStore, run_id: str, before: Sequence[ItemResult], after: Sequence[ItemResult], *,
               complete: bool, reports: Path, config: pytest.Config | None = None,
-              expectations: Expectations | None = None) -> tuple[list[str], list[str]]:
-    """Append the run-level adjustments, finish the run and build reports.
+              outcome: RunOutcome | None = None) -> tuple[list[str], list[str]]:
+    """Append the run-level adjustments, record the run's outcome, finish the run and build reports.
 
     A store or report folder that fails here is one line (shown in the summary; the session
     ends with exit 4), never a traceback: what was stored stays stored.
@@ -259,6 +259,7 @@ def close_run(store: EvidenceStore, run_id: str, before: Sequence[ItemResult], a
     Args:
         before, after: every result as recorded and after the run-level steps, in the same order.
         config: where a fault line is noted (without it a fault is raised as :class:`StoreFault`).
+        outcome: the run's outcome; its judgement is stored with the run, and the reports render it.
 
     Returns:
         The drift lines and the report paths.
@@ -281,13 +282,15 @@ def close_run(store: EvidenceStore, run_id: str, before: Sequence[ItemResult], a
         for old, new in zip(before, after):
             if new.item_id in stored:
                 store.add_adjustments(run_id, new.item_id, new.adjustments[len(old.adjustments):])
+        if outcome is not None:
+            store.record_outcome(outcome)
         store.finish_run(run_id, complete=complete)
     except (StoreError, sqlite3.Error, OSError) as error:
         return fault(store_faults.write_fault(store.path, error, len(store.results(run_id))))
     if config is not None and store_faults.stopped(config):
         return [], []  # the run stopped on a store fault: its reports would show a part as the whole
     try:
-        built = build_reports(store, run_id, reports, expectations=expectations)  # computes the run's drift once, for reports and summary
+        built = build_reports(store, run_id, reports)  # renders the recorded outcome; the run's drift computed once
     except (ReportError, OSError, sqlite3.Error) as error:
         return fault(store_faults.report_fault(reports, store.path, error))
     return [drift.message() for drift in built.drift], [str(built.index_md), str(built.index_html)]

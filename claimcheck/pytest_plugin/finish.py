@@ -16,7 +16,7 @@ from claimcheck.pytest_plugin import evidence
 from claimcheck.engine.adjudicate import adjudicate_run, family_members
 from claimcheck.engine.families import group_members
 from claimcheck.engine.controls import NOT_SHOWN, attach_controls, control_outcomes
-from claimcheck.outcome import find_all, unlocked_classes
+from claimcheck.outcome.run import conclude
 from claimcheck.outcome.summary import expectation_lines
 from claimcheck.pytest_plugin import adapter
 from claimcheck.pytest_plugin.adapter import flags_of
@@ -61,19 +61,21 @@ def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
     cs.family = family_summary(before, collected, config.getoption("--claims-family"),
                                config.getoption("--claims-family-alpha"), families)
     final = attach_controls(run.results)
-    lock = cs.expectations_path
-    findings = find_all(final, cs.expectations(), flags_of(config))
-    for nodeid, finding in zip(nodeids, findings):
+    printed = {cs.results[nodeid].item_id: cs.provisional[nodeid].treatment.word
+               for nodeid in nodeids if nodeid in cs.provisional}
+    outcome = conclude(run_id or "", final, cs.expectations(), flags_of(config), cs.expectations_path, printed)
+    for nodeid, finding in zip(nodeids, outcome.findings):
         cs.results[nodeid] = finding.result
         cs.findings[nodeid] = finding
-    cs.unlocked_class = next(iter(unlocked_classes(findings, cs.expectations())), None)
-    adapter.apply(session, cs.reports, nodeids, findings, lock)
+    cs.outcome = outcome
+    cs.unlocked_class = outcome.judgement.unlocked_class
+    adapter.apply(session, cs.reports, nodeids, outcome.findings, cs.expectations_path)
     cs.stale = {claim_id: list(chain) for claim_id, chain in run.chains.items()}
 
     if store is not None and run_id is not None:
         cs.drift_lines, cs.report_paths = evidence.close_run(
             store, run_id, before, final, complete=evidence.session_finished(session) and not cs.interrupted,
-            reports=evidence.reports_dir(config, cs.rootdir), config=config, expectations=cs.expectations())
+            reports=evidence.reports_dir(config, cs.rootdir), config=config, outcome=outcome)
     docs = config.getoption("--claims-docs")
     if docs is not None:
         terminal = config.pluginmanager.get_plugin("terminalreporter")
@@ -121,6 +123,10 @@ def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
         if not outcome.shown_able_to_fail:
             terminal.write_line(f"{NOT_SHOWN}: {claim_id} (control {outcome.item_id} {outcome.verdict.value}: "
                                 f"{outcome.reason})", yellow=True)
+    if cs.outcome is not None:
+        for item_id, word, final in cs.outcome.changed_since_printed():
+            terminal.write_line(f"changed after it was printed: {item_id}: {word} -> {final} "
+                                "(the run-level steps: family, cascade, controls)", yellow=True)
     carried_line = carried_summary(findings.values())  # --claims-changed: what was not measured now
     if carried_line:
         terminal.write_line(carried_line)

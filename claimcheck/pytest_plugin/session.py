@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from claimcheck.engine.families import FamilySlot
     from claimcheck.engine.result import ItemResult
     from claimcheck.outcome import Finding
+    from claimcheck.outcome.run import RunOutcome
     from claimcheck.store import EvidenceStore
 
 
@@ -43,6 +44,7 @@ class ClaimSession:
         provisional: each item's finding as it finished (its own verdict against the lock), for its
             progress letter before the run-level steps.
         unlocked_class: this run's machine class when the lock file has no section for it.
+        outcome: the run's outcome once the run-level steps ran (what every surface renders).
         interrupted: the run was cut short (Ctrl-C, ``-x``, ``--maxfail``).
     """
 
@@ -59,6 +61,7 @@ class ClaimSession:
     findings: dict[str, Finding] = field(default_factory=dict)
     provisional: dict[str, Finding] = field(default_factory=dict)
     unlocked_class: str | None = None
+    outcome: RunOutcome | None = None
     interrupted: bool = False
     suite_broken: bool = False
     _probes_loaded: bool = False

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 
 from claimcheck.report.corrections import ReportError, clear_old, write_all, write_text
 from claimcheck.report.model import RunReport, gather
-from claimcheck.engine.expectations import Expectations
 from claimcheck.store import Drift, EvidenceStore
 
 if TYPE_CHECKING:
@@ -63,7 +62,6 @@ def build_reports(
     plots: bool = True,
     probes: Mapping[str, PlotSource] | None = None,
     docs: Iterable[str | Path] | None = None,
-    expectations: Expectations | None = None,
 ) -> ReportResult:
     """Write every report of one run (the latest when ``run_id`` is None).
 
@@ -75,16 +73,14 @@ def build_reports(
             the run stored (a run recorded before they were kept has no probe plots).
         docs: Markdown files or folders whose claim anchors each claim's section links
             (default :data:`DEFAULT_DOCS`, where they exist).
-        expectations: the lock the items are judged against, so the reports show each item's outcome as
-            the run did (None: the plain rule, a refutation fails).
     """
     if isinstance(store, EvidenceStore):
-        report = gather(store, run_id, expectations)
+        report = gather(store, run_id)
         declared: Mapping[str, PlotSource] = store.plots(report.run.run_id)
     else:
         opened = EvidenceStore(store, readonly=True)  # ours to open, ours to close; reading never writes
         try:
-            report = gather(opened, run_id, expectations)
+            report = gather(opened, run_id)
             declared = opened.plots(report.run.run_id)
         finally:
             opened.close()

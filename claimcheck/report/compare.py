@@ -1,7 +1,7 @@
 """Cross-machine comparison: every portable claim's verdict and figure, one column per machine class.
 
 A figure from one machine class is never compared with another's as if they
-were the same machine: each column is that class's latest finished run across
+were the same machine: each column is that class's latest whole, finished, adjudicated run across
 the stores given, named with its id, date and the suite and claims commits it
 was measured on, and the source doc's own figure (as quoted in the claim) stands
 beside them for reference, labelled with the machine it came from.
@@ -22,20 +22,22 @@ class Comparison:
     """Latest result per (item, machine class) for portable claims."""
 
     classes: list[str] = field(default_factory=list)
-    runs: dict[str, StoredRun] = field(default_factory=dict)  # class -> its latest finished run
+    runs: dict[str, StoredRun] = field(default_factory=dict)  # class -> its latest evidence run
     rows: dict[str, dict[str, StoredResult]] = field(default_factory=dict)  # item -> class -> result
     figures: dict[str, str] = field(default_factory=dict)  # item -> the source doc's figure
 
 
 def gather(stores: Iterable[EvidenceStore]) -> Comparison:
-    """Each machine class's latest finished run (complete or incomplete) across ``stores``."""
+    """Each machine class's latest evidence run (whole, finished, adjudicated) across ``stores``.
+
+    A shard, an interrupted run or a run of a selection is never a class's column: it would leave the
+    rest of the class blank.
+    """
     comparison = Comparison()
     latest: dict[str, tuple[StoredRun, EvidenceStore]] = {}
     for store in stores:
-        for run in store.runs():
+        for run in store.evidence_runs():
             klass = run.machine_class or "?"
-            if run.effective_status == "running":
-                continue
             if klass not in latest or (run.started, run.run_id) > (latest[klass][0].started, latest[klass][0].run_id):
                 latest[klass] = (run, store)
     for klass in sorted(latest):
@@ -62,7 +64,7 @@ def markdown(comparison: Comparison) -> str:
             result = comparison.rows[item].get(klass)
             cells.append(f"**{result.verdict.value}** {text.measured(result)}" if result else "—")
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
-    return "\n".join(["# Portable claims across machines", "", "Latest finished run per machine class:", "",
+    return "\n".join(["# Portable claims across machines", "", "Latest whole, finished, adjudicated run per machine class:", "",
                       *run_lines(comparison), "",
                       "Each column is one machine class; figures are never pooled across classes. "
                       "Arithmetic claims are left out (they are the same everywhere). "

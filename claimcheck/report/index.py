@@ -40,6 +40,7 @@ def run_lines(report: RunReport) -> list[tuple[str, str]]:
         ("Machine", text.machine_text(run.machine) or "—"),
         ("Suite commit", run.suite_commit or "—"),
         ("Claims commit", run.claims_commit or "—"),
+        ("Expected verdicts", report.judged or "—"),
     ]
 
 

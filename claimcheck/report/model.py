@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claimcheck.claim import Claim
-from claimcheck.engine.expectations import Expectations
-from claimcheck.outcome import Finding, Flags, find, find_all
+from claimcheck.outcome import Finding
+from claimcheck.outcome.run import RunOutcome
 from claimcheck.report import banner, text
 from claimcheck.report.anchors import DocLink
 from claimcheck.store import VERDICTS, Drift, EvidenceStore, StoredResult, StoredRun
@@ -43,12 +43,18 @@ class RunReport:
     warnings: list[str] = field(default_factory=list)
     history: dict[str, list[StoredResult]] = field(default_factory=dict)
     links: dict[str, list[DocLink]] = field(default_factory=dict)
-    findings: dict[str, Finding] = field(default_factory=dict)
+    outcome: RunOutcome | None = None
 
     def finding(self, item: StoredResult) -> Finding:
-        """The item's finding: its final verdict against the lock and the run's flags (plain without a lock)."""
-        found = self.findings.get(item.item_id)
-        return found if found is not None else find(item.result, None, run_flags(self.run.options))
+        """The item's finding as the run recorded it (its judgement: flags, lock, expected verdict)."""
+        if self.outcome is None:
+            raise ValueError(f"run {self.run.run_id}: the report has no outcome")
+        return self.outcome.finding(item.item_id)
+
+    @property
+    def judged(self) -> str:
+        """What the run's items were judged against, in words (``judged against claims/verdicts.lock (…)``)."""
+        return self.outcome.judgement.describe() if self.outcome is not None else ""
 
     @property
     def classes(self) -> list[str]:
@@ -153,16 +159,11 @@ def _elsewhere(history: Mapping[str, list[StoredResult]], run: StoredRun, claim_
     return found
 
 
-def run_flags(options: Mapping[str, Any]) -> Flags:
-    """The verdict policy's flags as the run was started with them (its stored options)."""
-    return Flags(strict=bool(options.get("strict")), cascade_fails=options.get("cascade") == "fail")
+def gather(store: EvidenceStore, run_id: str | None = None) -> RunReport:
+    """Collect a run (the latest when ``run_id`` is None), its recorded outcome and everything shown beside it.
 
-
-def gather(store: EvidenceStore, run_id: str | None = None, expectations: Expectations | None = None) -> RunReport:
-    """Collect a run (the latest when ``run_id`` is None) and everything shown beside it.
-
-    Args:
-        expectations: the lock the run's items are judged against (None: the plain rule).
+    Beside the run, only runs that are evidence of their class (whole, finished, adjudicated) are shown:
+    a shard or a run of one item is not a class's latest figure.
     """
     run = store.resolve_run(run_id)
     items = store.results(run.run_id)
@@ -171,13 +172,12 @@ def gather(store: EvidenceStore, run_id: str | None = None, expectations: Expect
         claims.setdefault(item.claim_id, item.claim)
     previous = store.previous_run(run.run_id)
     troubled = {i.claim_id for i in items if i.verdict in (Verdict.REFUTED, Verdict.INCONCLUSIVE)}
-    flags = run_flags(run.options)
-    history = {claim_id: store.history(claim_id) for claim_id in claims}
+    shown = {found.run_id for found in store.evidence_runs()} | {run.run_id}
+    history = {claim_id: [row for row in store.history(claim_id) if row.run_id in shown] for claim_id in claims}
     return RunReport(
         run=run,
         items=items,
-        findings={item.item_id: found for item, found in zip(items, find_all([i.result for i in items], expectations,
-                                                                              flags))},
+        outcome=store.outcome(run.run_id),
         claims=claims,
         drift=store.drift(run.run_id),
         previous_run_id=previous.run_id if previous else None,

@@ -34,6 +34,7 @@ from __future__ import annotations
 from ._base import (APPLICATION_ID, BUSY_TIMEOUT_MS, DEFAULT_PATH, RUN_STATUSES, SCHEMA_VERSION, VERDICTS,
                     DuplicateResult, NotAStore, StoreError, dumps)
 from ._copying import RunCopy
+from ._evidence import evidence_runs, is_evidence, not_evidence, selection_of, shard_of
 from ._merge import merge
 from ._provenance import (CLAIMS_COMMIT_ENV, SUITE_COMMIT_ENV, Commit, Provenance, commit_environment, git_commits,
                           provenance)
@@ -47,6 +48,6 @@ __all__ = [
     "SUITE_COMMIT_ENV", "V0_TABLES", "VERDICTS",
     "ClassChoice", "Commit", "Drift", "DuplicateResult", "EvidenceStore", "MergeResult", "Provenance", "RunCopy",
     "NotAStore", "OutputUnit", "RunRows", "StoreError", "StoredPlot", "StoredResult", "StoredRun",
-    "choose_class", "commit_environment", "dumps", "git_commits", "merge", "provenance", "this_machine_class",
+    "choose_class", "commit_environment", "evidence_runs", "is_evidence", "not_evidence", "selection_of", "shard_of", "dumps", "git_commits", "merge", "provenance", "this_machine_class",
 ]
 

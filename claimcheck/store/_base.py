@@ -14,7 +14,7 @@ from claimcheck.errors import ClaimcheckError
 from claimcheck.verdict import Verdict
 
 DEFAULT_PATH = Path("reports") / "claimcheck.sqlite"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_ID = 0x436C4368  # "ClCh": marks the file as a claimcheck store
 BUSY_TIMEOUT_MS = 60_000
 

@@ -43,6 +43,8 @@ def copy_rows(conn: sqlite3.Connection, rows: RunRows, label: str) -> RunCopy:
     elif have[0] == "running" and run.get("status") in ("complete", "incomplete"):
         conn.execute("UPDATE runs SET status = ?, finished = ? WHERE run_id = ?",
                      (run["status"], run.get("finished"), run_id))
+        if run.get("judgement") is not None and "judgement" in column_names(conn, "runs"):
+            conn.execute("UPDATE runs SET judgement = ? WHERE run_id = ?", (run["judgement"], run_id))
         done.run_finalised = True
     for claim in rows.claims:
         done.claims_added += _insert(conn, "claims", dict(claim), ignore=True)

@@ -12,14 +12,18 @@ import socket
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claimcheck.claim import Claim
 from claimcheck.engine.controls import attach_controls
 from claimcheck.engine.result import Adjustment
 from claimcheck.verdict import Verdict
 
+if TYPE_CHECKING:
+    from claimcheck.outcome.run import RunOutcome
+
 from ._base import StoreError, dumps, like_prefix, loads
+from ._evidence import evidence_runs
 
 #: SQL over ``results x``: the row was measured in its own run, not carried forward from an earlier one
 #: (a carried row, or an adjudicated run's copy of its shards, repeats a figure already stored)
@@ -47,7 +51,7 @@ def _run(row: Mapping[str, Any]) -> StoredRun:
         machine_class=str(row.get("machine_class") or ""), machine=loads(row.get("machine"), {}) or {},
         options=loads(row.get("options"), {}) or {}, suite_commit=row.get("suite_commit"),
         claims_commit=row.get("claims_commit"), host=row.get("host"), pid=row.get("pid"),
-        result_count=int(row.get("result_count") or 0),
+        result_count=int(row.get("result_count") or 0), judgement=loads(row.get("judgement"), None),
     )
 
 
@@ -90,6 +94,28 @@ class StoreReading:
             found = self._select_runs("WHERE r.machine_class = ?", (machine_class,))
         found.reverse()
         return found[:limit] if limit else found
+
+    def evidence_runs(self, machine_class: str | None = None) -> list[StoredRun]:
+        """Runs that are evidence of their class (whole, finished, adjudicated), newest first."""
+        return evidence_runs(self.runs(machine_class))
+
+    def latest_evidence(self, machine_class: str | None = None) -> StoredRun | None:
+        """The newest run that is evidence of ``machine_class`` (any class when None), or None."""
+        found = self.evidence_runs(machine_class)
+        return found[0] if found else None
+
+    def outcome(self, run_id: str) -> RunOutcome:
+        """The run's outcome as it was shown: its final results judged by its recorded judgement.
+
+        A run stored before judgements were kept reads as judged without a lock, and says so.
+        """
+        from claimcheck.outcome.run import Judgement, recorded
+
+        run = self.run(run_id)
+        record = dict(run.judgement or {})
+        judgement = Judgement.from_record(record.get("judgement"), run.options)
+        results = [stored.result for stored in self.results(run_id)]
+        return recorded(run.run_id, run.machine_class, results, judgement, record.get("printed") or {})
 
     def run_ids(self) -> list[str]:
         """Every run id, oldest first (the order runs were started)."""

@@ -20,7 +20,8 @@ CREATE TABLE IF NOT EXISTS runs (
     options       TEXT NOT NULL DEFAULT '{}',
     host          TEXT,
     pid           INTEGER,
-    pid_started   TEXT
+    pid_started   TEXT,
+    judgement     TEXT
 );
 CREATE TABLE IF NOT EXISTS claims (
     run_id       TEXT NOT NULL REFERENCES runs(run_id),
@@ -196,7 +197,7 @@ def classify(conn: sqlite3.Connection, label: str) -> int | None:
         ):
             return 0
         raise NotAStore(label, f"an unknown SQLite schema, tables: {', '.join(sorted(tables))}")
-    if version in (1, 2, SCHEMA_VERSION):
+    if version in (1, 2, 3, SCHEMA_VERSION):
         if app_id != APPLICATION_ID or not {"runs", "claims", "results"} <= tables:
             raise NotAStore(label, f"schema version {version} without a claimcheck store's marks")
         return version
@@ -230,6 +231,9 @@ def create_or_migrate(conn: sqlite3.Connection, label: str) -> None:
         for statement in _V1_TABLES.split(";"):
             if statement.strip():
                 conn.execute(statement)
+        # 3 -> 4: the run's recorded judgement (flags, lock, expected verdicts); NULL for older runs.
+        if "judgement" not in column_names(conn, "runs"):
+            conn.execute("ALTER TABLE runs ADD COLUMN judgement TEXT")
         conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")

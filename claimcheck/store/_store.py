@@ -7,7 +7,7 @@ import socket
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from claimcheck.claim import Claim
 from claimcheck.engine.result import Adjustment, ItemResult
@@ -20,6 +20,9 @@ from ._rows import claim_dict, insert_adjustments, insert_result, result_row
 from ._copying import RunCopy, copy_rows
 from ._schema import classify, create_or_migrate
 from ._types import RunRows, StoredPlot
+
+if TYPE_CHECKING:
+    from claimcheck.outcome.run import RunOutcome
 
 
 class EvidenceStore(StoreReading):
@@ -54,7 +57,7 @@ class EvidenceStore(StoreReading):
                 raise StoreError(f"{label}: no evidence store there")
             version = None
         if readonly:
-            if version not in (1, 2, SCHEMA_VERSION):
+            if version not in (1, 2, 3, SCHEMA_VERSION):
                 raise StoreError(f"{label}: evidence store is schema version {version}; open it writable once to migrate")
             self._conn = connect_readonly(self.path)
             return
@@ -332,6 +335,17 @@ class EvidenceStore(StoreReading):
         """
         with self._write() as conn:
             return copy_rows(conn, rows, label)
+
+    def record_outcome(self, outcome: RunOutcome) -> None:
+        """Keep the run's judgement (flags, lock, expected verdicts) and what pytest printed, with the run.
+
+        Every later reader rebuilds the findings from it (:meth:`outcome`), so they show what the run showed.
+        Allowed until the run is finished; recording it again replaces the earlier record of the same run.
+        """
+        record = {"judgement": outcome.judgement.to_record(), "printed": dict(outcome.printed)}
+        with self._write() as conn:
+            self._require_run(conn, outcome.run_id, running=True)
+            conn.execute("UPDATE runs SET judgement = ? WHERE run_id = ?", (dumps(record), outcome.run_id))
 
     def finish_run(self, run_id: str, *, complete: bool = True) -> None:
         """Close a run: ``complete`` when every selected item ran, else ``incomplete``."""

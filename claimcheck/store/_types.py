@@ -46,6 +46,7 @@ class StoredRun:
     host: str | None = None
     pid: int | None = None
     result_count: int = 0
+    judgement: Mapping[str, Any] | None = None  # what the verdict policy was given (None: recorded before it was kept)
 
     @property
     def date(self) -> str:

@@ -23,7 +23,6 @@ import yaml
 from claimcheck import gate as docs_gate
 from claimcheck.engine import expectations
 from claimcheck.gate import doc_files, find_anchors, load_claim_index
-from claimcheck.outcome import find
 from claimcheck.figures import read_markdown
 from claimcheck.store import DEFAULT_PATH, EvidenceStore, choose_class
 
@@ -86,13 +85,12 @@ def run_changes(store_path: Path, lock: Path, machine_class: str | None) -> set[
         choice = choose_class(store, machine_class)
         if choice.machine_class is None:
             return set()
-        run = store.latest_run(choice.machine_class)
-        results = store.results(run.run_id) if run else []
-    out = set()
-    for stored in results:
-        if find(stored.result, expected).agreement in CHANGES:
-            out.add(stored.claim_id)
-    return out
+        run = store.latest_evidence(choice.machine_class)
+        outcome = store.outcome(run.run_id) if run else None
+    if outcome is None:
+        return set()
+    # explicitly against today's lock: a claim whose expectation moved since the run is affected too
+    return {found.claim_id for found in outcome.rejudged(expected, lock).findings if found.agreement in CHANGES}
 
 
 def cited_claims(path: Path) -> set[str]:

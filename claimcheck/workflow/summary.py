@@ -18,9 +18,10 @@ from typing import Sequence
 
 from claimcheck.engine import expectations
 from claimcheck.engine.expectations import Agreement, Expectations
-from claimcheck.outcome import find
+from claimcheck.engine.result import ItemResult
 from claimcheck.numbers import estimate
-from claimcheck.store import DEFAULT_PATH, EvidenceStore, StoredResult, StoredRun, choose_class
+from claimcheck.outcome.run import RunOutcome, lock_digest
+from claimcheck.store import DEFAULT_PATH, EvidenceStore, StoredRun, choose_class
 
 from .github import annotation, table_cell, write_summary
 
@@ -48,7 +49,7 @@ class VerdictRow:
         return self.agreement in CHANGES
 
 
-def _figure(result: StoredResult) -> str:
+def _figure(result: ItemResult) -> str:
     decision = result.decision
     if decision is None:
         return ""
@@ -67,27 +68,43 @@ def _relative(path: str) -> str:
         return path
 
 
-def rows(results: Sequence[StoredResult], lock: Expectations) -> list[VerdictRow]:
+def shown_outcome(outcome: RunOutcome, lock: Expectations, lock_path: Path) -> tuple[RunOutcome, str | None]:
+    """The outcome the summary shows: the run's own, or (named) re-judged against ``lock`` when it differs.
+
+    A run judged against this very lock file (same digest) is shown as it was judged, flags included; a run
+    judged against another lock, or stored before judgements were kept, is re-judged against today's lock,
+    and the returned note says so.
+    """
+    judgement = outcome.judgement
+    if judgement.recorded and judgement.lock is not None and judgement.digest == lock_digest(lock_path):
+        return outcome, None
+    return outcome.rejudged(lock, lock_path), f"re-judged against `{lock_path}`; the run was {judgement.describe()}"
+
+
+def rows(outcome: RunOutcome) -> list[VerdictRow]:
     """The summary's rows: changes first (worst first), then every other item by id."""
     out = []
-    for stored in results:
-        if stored.result.control_for is not None:
+    for finding in outcome.findings:
+        result = finding.result
+        if result.control_for is not None:
             continue
-        finding = find(stored.result, lock)
-        out.append(VerdictRow(stored.item_id, stored.verdict.value,
+        out.append(VerdictRow(result.item_id, result.verdict.value,
                               finding.expected.value if finding.expected is not None else None, finding.agreement,
-                              _figure(stored), _relative(stored.claim.path), stored.claim.line,
+                              _figure(result), _relative(result.claim.path), result.claim.line,
                               finding.treatment.ci_level))
     order = list(CHANGES)
     return sorted(out, key=lambda r: (order.index(r.agreement) if r.agreement in CHANGES else len(order), r.item_id))
 
 
-def markdown(run: StoredRun, table: Sequence[VerdictRow], lock_path: Path, lock: Expectations) -> str:
-    """The job summary section for one run."""
+def markdown(run: StoredRun, table: Sequence[VerdictRow], lock_path: Path, lock: Expectations,
+             note: str | None = None) -> str:
+    """The job summary section for one run (``note``: the outcome was re-judged, and against what)."""
     counts = Counter(row.verdict for row in table)
     lines = [f"### Claims on `{run.machine_class}`", "",
              f"Run `{run.run_id}` ({run.effective_status}): "
              + ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items())) + ".", ""]
+    if note:
+        lines += [f"Shown {note}.", ""]
     device = run.machine.get("device_override")
     if device:
         lines += [f"MLX ran on the `{device}` device (`CLAIMCHECK_DEVICE={device}`).", ""]
@@ -134,12 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         with EvidenceStore(store_path, readonly=True) as store:
             choice = choose_class(store, args.machine_class)
             run = store.resolve_run(args.run, choice.machine_class)
-            results = store.results(run.run_id)
+            outcome, note = shown_outcome(store.outcome(run.run_id), lock, lock_path)
     except Exception as error:  # noqa: BLE001 - StoreError, LockError, an unknown run: one line
         print(f"claimcheck summary: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
-    table = rows(results, lock)
-    write_summary(markdown(run, table, lock_path, lock))
+    table = rows(outcome)
+    write_summary(markdown(run, table, lock_path, lock, note))
     for row in table:
         if row.changed and row.agreement is not None:
             message = (f"{row.item_id}: {row.verdict} on {run.machine_class}, expected "

@@ -42,7 +42,8 @@ def test_accept_refuses_a_partial_crashed_or_dirty_run_unless_forced(tmp_path: P
     make(store)
     assert _accept(store, lock) == 1
     err = capsys.readouterr().err
-    assert reason in err and "refused; review the run, then pass --force to accept it anyway" in err, err
+    assert reason in err and "accept: refused: " in err and "pass --force to accept it anyway" in err, err
+    assert len(err.strip().splitlines()) == 1, "a refusal is one line"
     assert not lock.exists()
     assert _accept(store, lock, "--force") == 0
     assert expectations.read(lock).classes[synth.CLASS_A].items
@@ -85,3 +86,34 @@ def test_publish_refuses_a_dirty_run_and_its_dry_run_lists_what_would_change(tmp
     assert "added    index.md" in printed and "added    profiles/" in printed, printed
     assert "file(s) of" in printed and "would change; nothing written" in printed
     assert not out.exists(), "a dry run writes nothing"
+
+
+@pytest.mark.parametrize(("options", "finish", "reason"), [
+    ({**CLEAN, "shard": {"index": 1, "total": 2, "group": "local"}}, True, "is shard 1/2 of a matrix"),
+    (CLEAN, False, "(crashed, interrupted or still running)"),
+    ({**CLEAN, "selection": {"keyword": "qmv", "markexpr": ""}}, True, "ran part of the suite (-k 'qmv')"),
+], ids=["shard", "interrupted", "selection"])
+def test_publish_refuses_a_shard_an_interrupted_run_or_a_selection_with_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], options: dict, finish: bool, reason: str) -> None:
+    store, out = tmp_path / "s.sqlite", tmp_path / "reports"
+    run_id = _run(store, 2, options=options, finish=finish)
+    capsys.readouterr()
+    args = ["publish", "--store", str(store), "--out", str(out), "--no-plots", "--run", run_id]
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("publish: refused: ") and reason in err[0], err
+    assert not (out / "profiles").exists(), "nothing is recorded"
+    assert cli.main([*args, "--force"]) == 0, "--force publishes it anyway"
+
+
+def test_a_profile_holds_its_own_class_only(tmp_path: Path) -> None:
+    """Publishing a run of another class never writes into a profile of this one."""
+    from claimcheck.cli._evidence import profile_for
+
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    mine = folder / "mine.sqlite"
+    _run(mine, 1)
+    assert profile_for(folder, synth.CLASS_A) == mine
+    other = profile_for(folder, "cuda/NVIDIA H200/128-256GiB")
+    assert other != mine and other.name == "cuda-nvidia-h200-128-256gib.sqlite"

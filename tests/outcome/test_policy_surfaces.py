@@ -19,6 +19,7 @@ from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
 from claimcheck.engine.expectations import ACCEPTED, ClassExpectations, Expectations, compare
 from claimcheck.pytest_plugin.junit import case_key, finalize
 from claimcheck.outcome import Flags, Role, find, policy, treat
+from claimcheck.outcome.run import conclude
 from claimcheck.pytest_plugin.adapter import status
 from claimcheck.engine.result import Adjustment, ItemResult
 from claimcheck.verdict import Verdict
@@ -116,8 +117,9 @@ def test_the_html_report_shows_each_items_outcome_colour_and_report(expected: ob
                              options={"strict": flags.strict, "cascade": "fail" if flags.cascade_fails else "report"})
     for result in results:
         store.record(run_id, result)
+    store.record_outcome(conclude(run_id, results, lock, flags, tmp_path / "verdicts.lock"))
     store.finish_run(run_id)
-    built = build_reports(store, run_id, tmp_path / "out", plots=False, docs=[], expectations=lock)
+    built = build_reports(store, run_id, tmp_path / "out", plots=False, docs=[])
     page = built.index_html.read_text()
     for result in results:
         treatment = find(result, lock, flags).treatment

@@ -59,7 +59,7 @@ def test_a_version_2_store_is_migrated_to_hold_plots_keeping_every_row(tmp_path:
         assert old.plots(run_id) == {} and [r.item_id for r in old.results(run_id)] == ["qmv-large-bw[size_mib=64]"]
     assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
     with EvidenceStore(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 3
+        assert store.schema_version == SCHEMA_VERSION == 4
         assert [r.item_id for r in store.results(run_id)] == ["qmv-large-bw[size_mib=64]"]
         later = _run(store)
         store.record_plot(later, SWEEP)

@@ -52,7 +52,7 @@ def test_record_and_read_back(tmp_path: Path) -> None:
     assert run.machine["device"].startswith("AMD EPYC")
     assert run.suite_commit == "a" * 40 and run.claims_commit == "b" * 40
     assert store.integrity_check() == "ok"
-    assert store.schema_version == 3
+    assert store.schema_version == 4
 
 
 def test_wal_mode(tmp_path: Path) -> None:

@@ -330,7 +330,7 @@ def test_v0_store_is_migrated_keeping_every_row(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
     _v0_store(path)
     store = EvidenceStore(path)
-    assert store.schema_version == SCHEMA_VERSION == 3
+    assert store.schema_version == SCHEMA_VERSION == 4
     assert store.integrity_check() == "ok"
     (old,) = store.results("old-1")
     assert old.decision.statistic == 0.8 and old.verdict.value == "holds" and old.result.raw_verdict.value == "holds"
@@ -344,7 +344,7 @@ def test_v0_store_is_migrated_keeping_every_row(tmp_path: Path) -> None:
     assert [d.item_id for d in store.drift(run_id)] == [], "0.79 is inside the v0 run's [0.78, 0.82]"
     store.close()
     # Opening again finds the current version and changes nothing.
-    assert EvidenceStore(path).schema_version == 3
+    assert EvidenceStore(path).schema_version == 4
 
 
 def _digest(path: Path) -> str:
