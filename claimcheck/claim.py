@@ -266,6 +266,15 @@ class Claim:
             parts.pop()
         return self.line
 
+    @property
+    def timing(self) -> bool:
+        """Its outputs time something: decided on the median, gated for spikes and drift, widened between runs.
+
+        Read off ``budget.exclusive`` (an item that must run alone is one whose figure the machine's load
+        moves); the readers ask this name, so "times something" and "runs alone" can part in one place.
+        """
+        return self.budget.exclusive
+
     def to_record(self) -> dict[str, Any]:
         """The claim as stated, in the JSON form stored beside its results."""
         return {

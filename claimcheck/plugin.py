@@ -429,7 +429,7 @@ class ClaimItem(pytest.Item):
         else:
             klass = machine_class(machine)
             history: list[float] = []
-            if in_scope and self.claim.budget.exclusive:  # timing items widen by their class's between-run spread
+            if in_scope and self.claim.timing:  # timing items widen by their class's between-run spread
                 from claimcheck.pytest_plugin.evidence import item_history
 
                 history = item_history(config, session.rootdir, self.name, klass, self.claim.to_record()["probe"])

@@ -1,12 +1,16 @@
 """Every change of verdict after the decision, in one fixed order.
 
-1. ``noise-gate`` (per item, when it finishes): a timing item whose samples are
+1. ``between-runs`` (per item, when it finishes): a timing item's decision widened by the
+   between-run spread of its figure (earlier runs' estimates, a declared indifference margin, or
+   the spread its rule assumes on a first run); a decisive verdict the wider interval does not
+   support becomes inconclusive.
+2. ``noise-gate`` (per item, when it finishes): a timing item whose samples are
    too noisy or drifting cannot be decided, so its verdict becomes inconclusive.
-2. ``family`` (per run): refutations and holds must each survive Holm (or
+3. ``family`` (per run): refutations and holds must each survive Holm (or
    Benjamini–Hochberg) within their family: the sampled, in-scope items of the
    claims tree that share the claim's ``family:`` (default: its file); those that
    did not run count at p = 1 (:mod:`claimcheck.engine.families`).
-3. ``cascade`` (per run): an item whose premise (``depends_on``) did not hold is stale, and so is
+4. ``cascade`` (per run): an item whose premise (``depends_on``) did not hold is stale, and so is
    one whose premise the source itself retracted (``retracted:``), on every machine.
 
 Each step appends an :class:`~claimcheck.engine.result.Adjustment` to the result and
@@ -15,22 +19,43 @@ returns the new result; nothing else in the package changes a verdict.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from claimcheck.numbers import number
 from claimcheck.engine.families import Member, family_level, group_members
 from claimcheck.engine.result import Adjustment, ItemResult
-from claimcheck.stats import noise_gate, samples_to_survive, two_sided_family
+from claimcheck.stats import noise_gate, samples_to_survive, two_sided_family, widen_between_runs
 from claimcheck.verdict import FAILED_PREMISE, Verdict, worst
 
-STEPS = ("noise-gate", "family", "cascade")
+STEPS = ("between-runs", "noise-gate", "family", "cascade")
+ITEM_STEPS = STEPS[:2]  # applied as each item finishes; the rest are its run's
 FAMILY_NAMES = {"holm": "Holm", "bh": "Benjamini–Hochberg"}
 Groups = Sequence[tuple[str, Sequence[float]]]
 
 
+def widen(result: ItemResult, history: Sequence[float]) -> ItemResult:
+    """Step 1: a timing item's decision widened by its figure's between-run spread (:func:`widen_between_runs`).
+
+    ``history`` holds the item's estimates in earlier complete runs on its machine class (plain numbers
+    the caller read from the store). The result keeps the widened decision, whose interval and p-values
+    the family and the reports read, and records the step as an adjustment from the within-run verdict,
+    kept or weakened, so the verdict path shows what the run alone would have said. A decision whose
+    hypothesis declares no between-run spread, a deterministic one and a shared item's are unchanged.
+    """
+    decision = result.decision
+    if not result.claim.timing or decision is None or result.deterministic:
+        return result
+    widened = widen_between_runs(decision, history, indifference=result.claim.indifference)
+    if widened is decision:
+        return result
+    step = Adjustment("between-runs", result.verdict, widened.verdict, widened.reason)
+    return dataclasses.replace(result, decision=widened).adjusted(step)
+
+
 def gate_noise(result: ItemResult, groups: Groups, cv_bound: float) -> ItemResult:
-    """Step 1: a timing item decided on a mean, or whose tested quantity is spiky or drifting.
+    """Step 2: a timing item decided on a mean, or whose tested quantity is spiky or drifting.
 
     A mean of timing samples is never decided: rare spikes move it, and a sample can miss them
     all (5% spikes of x1.3 refute a true claim about the mean 46% of the time over looks at
@@ -42,7 +67,7 @@ def gate_noise(result: ItemResult, groups: Groups, cv_bound: float) -> ItemResul
     keeps the verdict, so the reader still sees it.
     """
     decision = result.decision
-    if not result.claim.budget.exclusive or decision is None or result.deterministic:
+    if not result.claim.timing or decision is None or result.deterministic:
         return result
     if decision.details.get("statistic") == "mean" and result.verdict is not Verdict.INCONCLUSIVE:
         found = ((label, noise_gate(values, cv_bound=cv_bound)) for label, values in groups)
@@ -80,7 +105,7 @@ def family_members(results: Sequence[ItemResult]) -> list[int]:
 
 def correct_family(results: Sequence[ItemResult], method: str, *, collected: Mapping[str, float] | None = None,
                    alpha: float | None = None, families: Mapping[str, str] | None = None) -> list[ItemResult]:
-    """Step 2: refutations and holds must each survive their family; one that does not is inconclusive.
+    """Step 3: refutations and holds must each survive their family; one that does not is inconclusive.
 
     Args:
         results: the run's results.
@@ -201,7 +226,7 @@ def withdrawn_figure(result: ItemResult) -> bool:
 
 
 def cascade(results: Sequence[ItemResult], chains: Mapping[str, Sequence[str]]) -> list[ItemResult]:
-    """Step 3: items that hold (or are undecided, or inconsistent within the source) on a failed premise become stale.
+    """Step 4: items that hold (or are undecided, or inconsistent within the source) on a failed premise become stale.
 
     A refutation stands whatever its premises; a figure that holds only for some of its source's
     readings does not, once the premise it bills is gone (the readings stay in its raw reason).
@@ -243,7 +268,7 @@ def adjudicate_run(results: Sequence[ItemResult], *, family: str, premises: Mapp
                    collected: Mapping[str, float] | None = None, family_level: float | None = None,
                    retracted: Mapping[str, str] | None = None,
                    families: Mapping[str, str] | None = None) -> RunVerdicts:
-    """Steps 2 and 3 over a run's results (step 1 was applied as each item finished).
+    """Steps 3 and 4 over a run's results (steps 1 and 2 were applied as each item finished).
 
     Args:
         results: every result of the run, in a stable order.

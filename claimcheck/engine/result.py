@@ -1,7 +1,7 @@
 """The typed result of one claim item, carried unchanged from the runner to the store and reports.
 
-A result holds the raw decision and an ordered list of adjustments (noise gate,
-family correction, cascade), each with its reason. The final verdict is the
+A result holds the raw decision and an ordered list of adjustments (between-run
+widening, noise gate, family correction, cascade), each with its reason. The final verdict is the
 last adjustment's, so every reader sees how it came about, and nothing
 rewrites a verdict: a later step appends, it never edits.
 """
@@ -25,7 +25,7 @@ class Adjustment:
     """One change of verdict after the decision.
 
     Attributes:
-        step: ``noise-gate``, ``family`` or ``cascade`` (applied in that order).
+        step: ``between-runs``, ``noise-gate``, ``family`` or ``cascade`` (applied in that order).
         before, after: the verdict going in and coming out.
         reason: one line a reader can act on.
         adjusted_pvalue: the family step's adjusted p-value.
@@ -110,8 +110,10 @@ class ItemResult:
         claim: the claim as loaded (profile applied).
         item_id: the pytest item name, ``claim-id[grid point]``.
         params: the probe parameters of this item.
-        raw_verdict, raw_reason: what the decision (or the scope check, or the probe failure) said.
-        decision: the statistical or exact decision; None when nothing was decided.
+        raw_verdict, raw_reason: what the decision (or the scope check, or the probe failure) said within the run.
+        decision: the statistical or exact decision; None when nothing was decided. A timing item's carries
+            its between-run component (interval and p-values widened; the ``between-runs`` adjustment
+            records the verdict it moved from).
         adjustments: the verdict changes after the decision, in the order applied.
         samples: every value the probe returned, by output (``output@level`` for swept levels).
         machine, machine_class: the fingerprint of where it ran and its class.

@@ -21,8 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from claimcheck.engine import hang_watch
-from claimcheck.engine.adjudicate import gate_noise
-from claimcheck.engine.between_runs import between_runs
+from claimcheck.engine.adjudicate import gate_noise, widen
 from claimcheck.claim import Claim
 from claimcheck.errors import NotApplicable, ProbeError, Undecidable
 from claimcheck.probing.registry import ProbeContext, RegisteredProbe
@@ -118,10 +117,11 @@ def run_claim_item(
     history: Sequence[float] = (),
     stop_alpha: float | None = None,
 ) -> ItemResult:
-    """Measure and decide one item; always returns a result (the noise gate already applied).
+    """Measure and decide one item; always returns a result (its item-level adjustments already applied).
 
     ``history``: the item's estimates in earlier complete runs on ``machine_class`` (read by the
-    caller), folded into a timing item's decision as its between-run spread (:mod:`.between_runs`).
+    caller), folded into a timing item's decision as its between-run spread
+    (:func:`claimcheck.engine.adjudicate.widen`).
     ``stop_alpha``: the level the item is first tested at in its multiplicity family
     (:func:`claimcheck.engine.families.stop_levels`); its sequential stopping aims there, so a
     decision that stops early survives the family. None: it stops at its own alpha.
@@ -172,9 +172,7 @@ def run_claim_item(
         tracker.finish()
     if decision is None:
         return finish(Verdict.INCONCLUSIVE, f"time budget of {seconds:g} s ran out before the first decision")
-    if not probe.deterministic:
-        decision = between_runs(claim, decision, history)
-    result = finish(decision.verdict, decision.reason, decision)
+    result = widen(finish(decision.verdict, decision.reason, decision), history)
     return gate_noise(result, sampler.groups(), options.cv_bound)
 
 
@@ -214,6 +212,6 @@ def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOption
 
     # timing outputs (exclusive items) decide on the median unless the claim names a statistic,
     # and their tested quantity is gated for spikes and drift inside the loop
-    timing = claim.budget.exclusive
+    timing = claim.timing
     check = for_timing(replace(claim.check, alpha=alpha), timing)
     return sequential(check, draw, plan, gate=timing_gate(check) if timing else None)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from claimcheck.store import EvidenceStore, StoredRun
 
 #: The adjustments a result is recorded with as it is measured; every later one is its run's.
-ITEM_STEPS = ("noise-gate",)
+ITEM_STEPS = ("between-runs", "noise-gate")  # engine.adjudicate.ITEM_STEPS, kept light here
 
 
 def as_measured(result: ItemResult) -> ItemResult:

@@ -3,7 +3,9 @@
 Each public module of this package declares ``RULES``, a tuple of
 :class:`~claimcheck.rules._base.Rule` instances; the registry below collects
 them, so adding a rule is one new module (plus its tests) and nothing else
-names rules.
+names rules. A rule whose decisions the between-run widening and the dependence
+gate should correct says so by declaring :meth:`Rule.hypothesis` (and its
+``assumed_spread``): those read the hypothesis on the decision, not the rule's name.
 
 >>> d = decide("at_least", [("gbps", [241.0, 239.5, 243.2, 240.8])], threshold=200)
 >>> d.verdict.value

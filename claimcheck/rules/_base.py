@@ -18,7 +18,7 @@ import numpy as np
 
 from claimcheck.claim import Check, ParamValue
 from claimcheck.rules.figure import VALUE, Figure
-from claimcheck.stats import Boundary, Decision
+from claimcheck.stats import Boundary, Decision, Hypothesis
 from claimcheck.verdict import Verdict
 
 Groups = Sequence[tuple[str, Sequence[float]]]
@@ -111,6 +111,10 @@ class Rule(abc.ABC):
         required_selectors / optional_selectors: which sample selectors it reads.
         min_groups / max_groups: how many sample groups a decision reads.
         spends_alpha: False when repeated looks cannot inflate its error rate (:meth:`boundary` ``none``).
+        assumed_spread: for a timing item, the between-run SD assumed on a first run, in within-run SEs
+            (:attr:`claimcheck.stats.Hypothesis.assumed_spread`); None: its figure takes no between-run
+            component. A rule that declares it in :meth:`hypothesis` is widened between runs and, on a
+            median, decided on its effective n under dependence, with no other module naming it.
     """
 
     name: ClassVar[str]
@@ -122,6 +126,7 @@ class Rule(abc.ABC):
     max_groups: ClassVar[int | None] = 1
     spends_alpha: ClassVar[bool] = True
     figure: ClassVar[Figure] = VALUE
+    assumed_spread: ClassVar[float | None] = None
 
     # -- fields ---------------------------------------------------------------------------
     def param(self, name: str) -> Param | None:
@@ -224,6 +229,13 @@ class Rule(abc.ABC):
             raise ValueError(f"`paired: true` needs groups of equal length; got {', '.join(str(len(x)) for _, x in out)}")
         return out
 
+    def hypothesis(self, check: Check) -> Hypothesis | None:
+        """What a decision of ``check`` tests, for the corrections that re-read it; None: nothing they can re-read.
+
+        The rule hands it to its procedure, which puts it on every decision it read off an interval.
+        """
+        return None
+
     @abc.abstractmethod
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         """Decide from repeated samples with error rates at most ``alpha`` each way."""
@@ -259,7 +271,7 @@ STATISTIC = Param(
 )
 
 
-def statistic(check: Check) -> str:
+def statistic(check: Check) -> Literal["mean", "median"]:
     """The statistic a check decides on: ``median`` when named, else ``mean`` (``auto`` outside timing)."""
     return "median" if check.params.get("statistic") == "median" else "mean"
 

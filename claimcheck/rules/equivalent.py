@@ -8,7 +8,7 @@ import numpy as np
 
 from claimcheck.claim import Check
 from claimcheck.numbers import number, with_unit
-from claimcheck.stats import Boundary, Decision, decide_equivalent
+from claimcheck.stats import Boundary, Decision, Hypothesis, decide_equivalent
 
 from ._base import (
     STATISTIC, ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive, statistic, two_group_boundary,
@@ -28,6 +28,7 @@ class Equivalent(Rule):
     )
     required_selectors = frozenset({"output", "reference"})
     min_groups = max_groups = 2
+    assumed_spread = 1.0  # two arms measured in one run share its load and clock state: the contrast cancels most
 
     def boundary(self, check: Check) -> Boundary:
         return two_group_boundary(check)
@@ -40,11 +41,16 @@ class Equivalent(Rule):
             return [("per-round log-ratio", np.log(a / b))]
         return [("per-round difference", a - b)]
 
+    def hypothesis(self, check: Check) -> Hypothesis:
+        return Hypothesis("within", statistic(check), margin=check.number("margin"),
+                          scale="log" if check.params.get("scale") == "log-ratio" else "linear",
+                          paired=bool(check.params.get("paired", False)), assumed_spread=self.assumed_spread)
+
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         return decide_equivalent(self.name, groups, alpha, margin=check.number("margin"),
                                  scale=str(check.params.get("scale", "difference")),
                                  paired=bool(check.params.get("paired", False)), statistic=statistic(check),
-                                 unit=check.unit)
+                                 unit=check.unit, hypothesis=self.hypothesis(check))
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
         (_, a), (_, b) = groups

@@ -7,7 +7,7 @@ import numpy as np
 from claimcheck.claim import Check
 from claimcheck.rules.figure import RATIO
 from claimcheck.numbers import number, with_unit
-from claimcheck.stats import Boundary, Decision, decide_ratio
+from claimcheck.stats import Boundary, Decision, Hypothesis, decide_ratio
 
 from ._base import (
     STATISTIC, ArrayGroups, Claimed, Param, Rule, exact_decision, pairs_or_all, positive, statistic, statistic_word,
@@ -29,6 +29,7 @@ class Ratio(Rule):
     )
     required_selectors = frozenset({"output", "reference"})
     min_groups = max_groups = 2
+    assumed_spread = 1.0  # two arms measured in one run share its load and clock state: the ratio cancels most
 
     def _lower(self, check: Check) -> bool:
         return check.params.get("bound") == "at_least"
@@ -44,10 +45,16 @@ class Ratio(Rule):
             return [("per-round log-ratio", np.log(a / b))]
         return [("per-round contrast", a - check.number("threshold") * b)]
 
+    def hypothesis(self, check: Check) -> Hypothesis:
+        return Hypothesis("at_least" if self._lower(check) else "at_most", statistic(check),
+                          threshold=check.number("threshold"), scale="log",
+                          paired=bool(check.params.get("paired", False)), assumed_spread=self.assumed_spread)
+
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         return decide_ratio(self.name, groups, alpha, threshold=check.number("threshold"),
                             bound=str(check.params["bound"]), statistic=statistic(check),
-                            paired=bool(check.params.get("paired", False)), unit=check.unit)
+                            paired=bool(check.params.get("paired", False)), unit=check.unit,
+                            hypothesis=self.hypothesis(check))
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
         (_, a), (_, b) = groups

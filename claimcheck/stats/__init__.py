@@ -18,6 +18,8 @@ scipy.stats result:
   (and, for a mean of timing samples, too noisy).
 - :func:`widen_between_runs` folds an item's between-run spread (earlier runs' estimates, as
   plain numbers) into a timing decision.
+- :class:`Hypothesis`: what a decision tested (edge, side, scale, statistic, assumed between-run
+  spread), set by the rule; the corrections above read it, never a rule's name.
 """
 
 from ._between_run import MIN_RUNS, widen_between_runs
@@ -29,6 +31,7 @@ from ._exact import decide_exact
 from ._family import FamilyAdjustment, adjust_family, adjust_pvalues, family_adjustment
 from ._family import FamilyMember, FamilyVerdict, family_alpha, samples_to_survive, two_sided_family
 from ._family_summary import family_lines
+from ._hypothesis import Hypothesis
 from ._noise import noise_gate, quantity_gate
 from ._power import mde, required_n, zero_rate_n
 from ._proportions import Counts, decide_two_proportions
@@ -46,6 +49,7 @@ __all__ = [
     "Decision",
     "FamilyAdjustment",
     "Gate",
+    "Hypothesis",
     "FamilyMember",
     "FamilyVerdict",
     "SequentialPlan",

@@ -20,15 +20,19 @@ inconclusive, never the other way).
 With fewer than :data:`MIN_RUNS` earlier runs there is no spread to read, and the rule is
 conservative by declaration: a claim's ``indifference`` margin (in the units of its threshold or
 margin; a ratio's relative) moves the edge away from each verdict by that margin (HOLDS must clear
-``threshold + indifference``, REFUTED ``threshold - indifference``), otherwise ``tau`` is assumed:
-as large as ``se`` for the paired rules, whose rounds share a run's load and clock state, and twice
+``threshold + indifference``, REFUTED ``threshold - indifference``), otherwise ``tau`` is assumed at
+the multiple of ``se`` the rule declares on its hypothesis (:attr:`~._hypothesis.Hypothesis.assumed_spread`):
+as large as ``se`` for the two-arm rules, whose arms share a run's load and clock state, and twice
 ``se`` for the one-sample rules, whose estimate carries them whole. A run that caught only one clock
 state cannot see the others: at tau = se, clock states in blocks of 10 samples gave one-sample rules
 0.15 false refutations on a first run (one run in five caught only the fast state and sat 2.5 SE below
 the long-run median); at 2 se they are within alpha + 2 SE (docs/statistics.md). The reason says
 which applied.
 
-The module knows nothing of the store: it takes the earlier estimates as plain numbers.
+Which decisions take it, on which scale and against which edge, is read off the decision's
+:class:`~._hypothesis.Hypothesis` alone (a ratio's on the log scale while its interval is positive),
+so a rule that declares an assumed spread is widened without this module naming it. The module
+knows nothing of the store: it takes the earlier estimates as plain numbers.
 """
 
 from __future__ import annotations
@@ -45,12 +49,7 @@ from claimcheck.verdict import Verdict
 
 from ._decision import Decision, verdict_from
 
-# tau on a first run, in within-run SEs: a one-sample timing rule sees the run's load and clock state in
-# full (clock states in blocks of 10 samples put a first run's median 2.5 SE off in a fifth of runs), a
-# paired rule's rounds share them and the contrast cancels most of it (see the module docstring)
-ASSUMED_SPREAD = {"at_least": 2.0, "at_most": 2.0, "ratio": 1.0, "equivalent": 1.0}
 MIN_RUNS = 3  # earlier complete runs needed before their spread is read as tau
-RULES = ("at_least", "at_most", "ratio", "equivalent")
 
 
 @dataclass(frozen=True)
@@ -70,21 +69,23 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
     """``decision`` with its interval widened by the between-run spread of ``history`` (see the module docstring).
 
     Args:
-        decision: a decided (or undecided) timing decision of ``at_least``, ``at_most``, ``ratio`` or
-            ``equivalent``; any other comes back unchanged.
+        decision: a decided (or undecided) decision whose hypothesis declares an assumed between-run
+            spread (:attr:`Hypothesis.assumed_spread`); any other comes back unchanged.
         history: the item's estimates (``decision.statistic``) in earlier complete runs on this machine class.
         indifference: the claim's declared margin of indifference, used while history is short.
         min_runs: earlier runs needed before their spread is used.
     """
-    if decision.rule not in RULES or not math.isfinite(decision.statistic):
+    hypothesis = decision.hypothesis
+    if hypothesis is None or hypothesis.assumed_spread is None or not math.isfinite(decision.statistic):
         return decision
-    details = decision.details
-    log = _log_scale(decision)
+    log = hypothesis.scale == "log" and decision.low > 0
     look_alpha = _look_alpha(decision)
     z = float(special.ndtri(1 - look_alpha))
     to = math.log if log else float
-    if not (math.isfinite(decision.low) and math.isfinite(decision.high)) or (log and decision.low <= 0):
+    if not (math.isfinite(decision.low) and math.isfinite(decision.high)):
         return decision  # no interval to widen: it decided nothing that could flip
+    if hypothesis.scale == "log" and not log and hypothesis.bound == "within":
+        return decision  # a band on the log scale has no linear reading
     estimate, low, high = to(decision.statistic), to(decision.low), to(decision.high)
     se = (high - low) / (2 * z)
     past = [to(v) for v in history if math.isfinite(v) and (v > 0 or not log)]
@@ -97,23 +98,20 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
         spread = tau * float(stats.t.ppf(1 - look_alpha, len(past) - 1)) / z
         component = BetweenRun("history", len(past), tau, se, math.hypot(se, spread))
     elif indifference is not None and indifference > 0:
-        shift = math.log1p(indifference) if log and decision.rule == "ratio" else indifference
+        shift = math.log1p(indifference) if log else indifference  # a ratio's margin is relative
         component = BetweenRun("indifference", len(past), 0.0, se, se, indifference)
     else:
-        tau = ASSUMED_SPREAD[decision.rule] * se
+        tau = hypothesis.assumed_spread * se
         component = BetweenRun("assumed", len(past), tau, se, math.hypot(se, tau))
     total = component.total_se
-    if decision.rule == "equivalent":
-        band = math.log1p(float(details["margin"])) if details.get("scale") == "log-ratio" else float(details["margin"])
-        if details.get("scale") == "log-ratio" and component.source == "indifference":
-            shift = math.log1p(indifference or 0.0)
+    if hypothesis.bound == "within":
+        band = math.log1p(hypothesis.edge) if log else hypothesis.edge
         p_holds = max(_above(estimate, -(band - shift), total), _below(estimate, band - shift, total))
         p_refuted = min(1.0, 2 * min(_above(estimate, band + shift, total), _below(estimate, -band - shift, total)))
     else:
-        threshold = to(float(details["threshold"]))
-        at_least = decision.rule == "at_least" or details.get("bound") == "at_least"
+        threshold = to(hypothesis.edge)
         above, below = _above(estimate, threshold + shift, total), _below(estimate, threshold - shift, total)
-        p_holds, p_refuted = (above, below) if at_least else (below, above)
+        p_holds, p_refuted = (above, below) if hypothesis.at_least else (below, above)
     verdict = verdict_from(p_holds, p_refuted, look_alpha)
     verdict = decision.verdict if verdict is decision.verdict else Verdict.INCONCLUSIVE  # it only ever weakens
     scale = decision.alpha / look_alpha  # the sequential p-values are Bonferroni-scaled to the plan's alpha
@@ -136,7 +134,7 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
     else:
         low_out, high_out = decision.low, decision.high
     return replace(decision, verdict=verdict, reason=reason, pvalue=pvalue, hold_pvalue=hold_pvalue,
-                   low=low_out, high=high_out, details={**details, "between_run": record}, _interval_at=None)
+                   low=low_out, high=high_out, details={**decision.details, "between_run": record}, _interval_at=None)
 
 
 def _said(component: BetweenRun, log: bool, before: Verdict, after: Verdict) -> str:
@@ -157,13 +155,6 @@ def _said(component: BetweenRun, log: bool, before: Verdict, after: Verdict) -> 
     if before is not after:
         what += f"; would have been {before.value} within the run alone"
     return what
-
-
-def _log_scale(decision: Decision) -> bool:
-    """Whether the decision's estimate lives on a ratio scale (read and widened as a log)."""
-    if decision.rule == "ratio":
-        return decision.low > 0
-    return decision.rule == "equivalent" and decision.details.get("scale") == "log-ratio"
 
 
 def _look_alpha(decision: Decision) -> float:

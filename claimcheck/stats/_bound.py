@@ -23,6 +23,7 @@ from claimcheck.verdict import Verdict
 from ._constant import constant_value, decide_constant
 from ._decision import Decision, identical_samples, spendable, too_few, verdict_from
 from ._estimate import Location, TEstimate, one_sample
+from ._hypothesis import Hypothesis
 from ._power import mde
 from ._robust import SignEstimate
 
@@ -41,8 +42,12 @@ def decide_bound(
     threshold: float,
     statistic: str = "mean",
     unit: str | None = None,
+    hypothesis: Hypothesis | None = None,
 ) -> Decision:
-    """Decide ``statistic(groups[0]) >= threshold`` (``at_least``) or ``<= threshold`` (``at_most``)."""
+    """Decide ``statistic(groups[0]) >= threshold`` (``at_least``) or ``<= threshold`` (``at_most``).
+
+    ``hypothesis``: the rule's (:class:`~._hypothesis.Hypothesis`), carried by a decision read off an interval.
+    """
     x = groups[0][1]
     n = len(x)
     if n < 2:
@@ -75,5 +80,6 @@ def decide_bound(
     return Decision(
         rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
         reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=resolution, estimate_label=statistic,
-        details={"threshold": threshold, "statistic": statistic, "p_holds": p_holds}, _interval_at=interval_at,
+        details={"threshold": threshold, "statistic": statistic, "p_holds": p_holds}, hypothesis=hypothesis,
+        _interval_at=interval_at,
     )

@@ -12,6 +12,8 @@ import numpy as np
 
 from claimcheck.verdict import Verdict
 
+from ._hypothesis import Hypothesis
+
 
 class ConfidenceInterval(NamedTuple):
     """Interval for the estimate a claim is about (``low`` may be -inf, ``high`` inf)."""
@@ -51,6 +53,8 @@ class Decision:
             in the statistic's units (``None`` for deterministic rules).
         estimate_label: what ``statistic`` is, e.g. "mean" or "ratio of means".
         details: rule-specific facts (per-step results, sequential looks, ...), JSON-able.
+        hypothesis: what the decision tested (its edge, side, scale, statistic), set by the rule;
+            None when it tested nothing on an interval. Corrections that re-decide it read this.
     """
 
     rule: str
@@ -67,6 +71,7 @@ class Decision:
     estimate_label: str = ""
     hold_pvalue: float = 1.0
     details: dict[str, Any] = field(default_factory=dict)
+    hypothesis: Hypothesis | None = None
     _interval_at: Callable[[float], tuple[float, float]] | None = field(
         default=None, repr=False, compare=False
     )
@@ -88,8 +93,12 @@ class Decision:
         return ConfidenceInterval(*map(float, self._interval_at(confidence_level)))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe dict: enums as values, numpy scalars as Python numbers, NaN/inf as None."""
-        return {f.name: json_safe(getattr(self, f.name)) for f in fields(self) if not f.name.startswith("_")}
+        """JSON-safe dict: enums as values, numpy scalars as Python numbers, NaN/inf as None (no hypothesis: no key)."""
+        out = {f.name: json_safe(getattr(self, f.name)) for f in fields(self)
+               if not f.name.startswith("_") and f.name != "hypothesis"}
+        if self.hypothesis is not None:
+            out["hypothesis"] = json_safe(self.hypothesis.to_record())
+        return out
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> Decision:
@@ -107,6 +116,8 @@ class Decision:
             pvalue=number("pvalue", 1.0), alpha=number("alpha", 0.05), hold_pvalue=number("hold_pvalue", 1.0),
             mde=record["mde"] if isinstance(record.get("mde"), (int, float)) else None,
             estimate_label=str(record.get("estimate_label") or ""), details=dict(record.get("details") or {}),
+            hypothesis=Hypothesis.from_record(hypothesis) if isinstance(hypothesis := record.get("hypothesis"), Mapping)
+            else None,
         )
 
 

@@ -11,11 +11,12 @@ with Kendall's bias correction for AR(1), ``r1 + (1 + 4 r1) / n`` (at n = 30 and
 raw estimate is 0.12 low, which made the test too liberal); the simulation table shows the
 error rates this keeps.
 
-It decides the quantity each timing rule tests, from the decision's own record: the median of
-one output (``at_least`` / ``at_most``), of the per-round ratios (paired ``ratio``) and of the
-per-round differences or log-ratios (paired ``equivalent``). Any other decision stays
-undecided under dependence (:func:`decide_dependent` returns None). The paired rules take it at
-every look of a timing item whether the gate flagged them or not (:func:`paired_effective`).
+It decides the quantity a median decision tests, read off the decision's
+:class:`~._hypothesis.Hypothesis` (never the rule's name): the median of one output (``at_least`` /
+``at_most``), of the per-round ratios (a paired figure on the log scale: ``ratio``) and of the
+per-round differences or log-ratios (a paired band: ``equivalent``). Any other decision stays
+undecided under dependence (:func:`decide_dependent` returns None). A paired hypothesis takes it at
+every look of a timing item whether the gate flagged it or not (:func:`paired_effective`).
 """
 
 from __future__ import annotations
@@ -88,18 +89,18 @@ def decide_dependent(decision: Decision, groups: Sequence[tuple[str, np.ndarray]
         if long_run > f:
             f, factor = long_run, f"the long-run factor 1 + 2 sum r_k = {long_run:.2f} (over {read} lags, r_1 = {r:.2f}"
     est = _InflatedSign(series, f)
-    details = decision.details
-    if decision.rule == "equivalent":
-        band = math.log1p(float(details["margin"])) if details.get("scale") == "log-ratio" else float(details["margin"])
+    hypothesis = decision.hypothesis
+    assert hypothesis is not None  # _tested found a series only for a decision with one
+    if hypothesis.bound == "within":
+        band = math.log1p(hypothesis.edge) if hypothesis.scale == "log" else hypothesis.edge
         p_holds = max(est.p_greater(-band), est.p_less(band))
         p_refuted = min(1.0, 2 * min(est.p_greater(band), est.p_less(-band)))
         claimed = "within the margin"
     else:
-        at_least = decision.rule == "at_least" or details.get("bound") == "at_least"
-        value = transform(float(details["threshold"]))
+        value = transform(hypothesis.edge)
         above, below = est.p_greater(value), est.p_less(value)
-        p_holds, p_refuted = (above, below) if at_least else (below, above)
-        claimed = f"{'at least' if at_least else 'at most'} {fmt(float(details['threshold']))}"
+        p_holds, p_refuted = (above, below) if hypothesis.at_least else (below, above)
+        claimed = f"{'at least' if hypothesis.at_least else 'at most'} {fmt(hypothesis.edge)}"
     verdict = verdict_from(p_holds, p_refuted, alpha)
     back = math.exp if transform is math.log else float
     low, high = (back(v) if math.isfinite(v) else v for v in est.bounds(alpha))
@@ -110,7 +111,8 @@ def decide_dependent(decision: Decision, groups: Sequence[tuple[str, np.ndarray]
     return Decision(
         rule=decision.rule, statistic=estimate, low=low, high=high, confidence_level=1 - 2 * alpha, n=len(series),
         verdict=verdict, reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=None,
-        estimate_label=label, details={**details, "p_holds": p_holds, "dependence": {"r": r, "inflation": f}},
+        estimate_label=label, details={**decision.details, "p_holds": p_holds, "dependence": {"r": r, "inflation": f}},
+        hypothesis=hypothesis,
     )
 
 
@@ -120,7 +122,7 @@ PAIRED_ALWAYS = ("per-round contrast decided on its effective n at every look (a
 
 
 def paired_effective(decision: Decision, groups: Sequence[tuple[str, np.ndarray]], alpha: float) -> Decision:
-    """A paired median decision (``ratio``, ``equivalent``) re-decided on its effective n whether flagged or not.
+    """A paired median decision (``ratio``, ``equivalent``: a paired hypothesis) re-decided on its effective n, flagged or not.
 
     The per-round contrast of AR(1) rho = 0.8 noise in one arm has lag-1 correlation of about 0.4,
     which the one-sided test at 0.10 finds in 60% of runs at n = 30; the runs it missed carried
@@ -128,7 +130,7 @@ def paired_effective(decision: Decision, groups: Sequence[tuple[str, np.ndarray]
     independent rounds the bias-corrected estimate is above 0 about half the time, which is the
     power this costs (the simulation's power rows state it). Other decisions come back unchanged.
     """
-    if decision.rule not in ("ratio", "equivalent") or not decision.details.get("paired"):
+    if decision.hypothesis is None or not decision.hypothesis.paired:
         return decision
     adjusted = decide_dependent(decision, groups, alpha, PAIRED_ALWAYS, lags=PAIRED_LAGS)
     if adjusted is None:
@@ -140,21 +142,23 @@ Tested = tuple["np.ndarray | None", Callable[[float], float], str]
 
 
 def _tested(decision: Decision, groups: Sequence[tuple[str, np.ndarray]]) -> Tested:
-    """(series, transform of the claimed value, label) of a median decision, or (None, float, "")."""
-    details = decision.details
+    """(series, transform of the claimed value, label) of a median decision, or (None, float, "").
+
+    The series is what the hypothesis is about: one output's samples, or a paired figure's
+    per-round contrast on its scale (log-ratios, which need positive arms, or differences).
+    """
+    hypothesis = decision.hypothesis
     identity: Callable[[float], float] = float
-    if details.get("statistic") != "median":
+    if hypothesis is None or hypothesis.statistic != "median":
         return None, identity, ""
-    if decision.rule in ("at_least", "at_most") and len(groups) == 1:
+    if not hypothesis.paired and hypothesis.bound != "within" and len(groups) == 1:
         return groups[0][1], identity, "median"
-    if decision.rule in ("ratio", "equivalent") and details.get("paired") and len(groups) == 2:
+    if hypothesis.paired and len(groups) == 2:
         (_, a), (_, b) = groups
         if len(a) != len(b):
             return None, identity, ""
-        positive = bool(np.all(a > 0) and np.all(b > 0))
-        if decision.rule == "ratio":
-            return (np.log(a / b), math.log, "median of per-round ratios") if positive else (None, identity, "")
-        if details.get("scale") == "log-ratio":
+        if hypothesis.scale == "log":
+            positive = bool(np.all(a > 0) and np.all(b > 0))
             return (np.log(a / b), math.log, "median of per-round ratios") if positive else (None, identity, "")
         return a - b, identity, "median of per-round differences"
     return None, identity, ""

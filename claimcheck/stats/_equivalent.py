@@ -27,6 +27,7 @@ from claimcheck.verdict import Verdict
 from ._constant import constant_values, decide_constant
 from ._decision import Decision, identical_samples, spendable, too_few, verdict_from
 from ._estimate import Location, one_sample, welch
+from ._hypothesis import Hypothesis
 from ._power import mde, required_n
 from ._robust import ShiftEstimate, SignEstimate
 
@@ -53,8 +54,12 @@ def decide_equivalent(
     paired: bool = False,
     statistic: str = "mean",
     unit: str | None = None,
+    hypothesis: Hypothesis | None = None,
 ) -> Decision:
-    """Decide ``groups[0]`` and ``groups[1]`` agree within ``margin``."""
+    """Decide ``groups[0]`` and ``groups[1]`` agree within ``margin``.
+
+    ``hypothesis``: the rule's (:class:`~._hypothesis.Hypothesis`), carried by a decision read off an interval.
+    """
     (_, a), (_, b) = groups
     n = len(a) + len(b)
     log = scale == "log-ratio"
@@ -105,7 +110,7 @@ def decide_equivalent(
         rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
         reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=resolution,
         estimate_label=what, details=details,
-        _interval_at=lambda lv: (show(est.interval(lv)[0]), show(est.interval(lv)[1])),
+        hypothesis=hypothesis, _interval_at=lambda lv: (show(est.interval(lv)[0]), show(est.interval(lv)[1])),
     )
 
 

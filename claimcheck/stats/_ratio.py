@@ -28,6 +28,7 @@ from claimcheck.verdict import Verdict
 from ._constant import constant_values, decide_constant
 from ._decision import Decision, identical_samples, spendable, too_few, verdict_from
 from ._estimate import contrast, mean_var, t_quantile
+from ._hypothesis import Hypothesis
 from ._power import mde
 from ._robust import SignEstimate
 
@@ -51,8 +52,12 @@ def decide_ratio(
     statistic: str = "mean",
     paired: bool = False,
     unit: str | None = None,
+    hypothesis: Hypothesis | None = None,
 ) -> Decision:
-    """Decide ``statistic(groups[0]) / statistic(groups[1])`` is ``bound`` ``threshold``."""
+    """Decide ``statistic(groups[0]) / statistic(groups[1])`` is ``bound`` ``threshold``.
+
+    ``hypothesis``: the rule's (:class:`~._hypothesis.Hypothesis`), carried by a decision read off an interval.
+    """
     (_, a), (_, b) = groups
     n = len(a) + len(b)
     if min(len(a), len(b)) < 2:
@@ -125,7 +130,7 @@ def decide_ratio(
         rule=rule, statistic=value, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
         reason=reason, pvalue=p_refuted, hold_pvalue=p_holds, alpha=alpha, mde=resolution, estimate_label=label,
         details={"threshold": threshold, "bound": bound, "paired": paired, "statistic": statistic, "p_holds": p_holds},
-        _interval_at=interval_at,
+        _interval_at=interval_at, hypothesis=hypothesis,
     )
 
 

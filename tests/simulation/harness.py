@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from claimcheck import rules
-from claimcheck.engine.adjudicate import gate_noise
-from claimcheck.engine.between_runs import between_runs
+from claimcheck.engine.adjudicate import gate_noise, widen
 from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
 from claimcheck.engine.result import ItemResult
 from claimcheck.stats import SequentialPlan
@@ -130,7 +129,7 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
     """One replicate as the runner runs an item: resolve the statistic, sample in looks, widen, gate.
 
     ``history``: the item's estimates in earlier complete runs, folded in as the runner folds them
-    (:func:`claimcheck.engine.between_runs.between_runs`); ``()`` is a first run, None leaves the
+    (:func:`claimcheck.engine.adjudicate.widen`); ``()`` is a first run, None leaves the
     between-run component out (the within-run decision alone, for comparison).
     """
     check = rules.for_timing(check, timing)
@@ -145,9 +144,9 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
     gate = rules.timing_gate(check) if timing else None
     decision = rules.sequential(check, draw, PLAN, gate=gate)
     claim = _claim(check, timing)
-    if history is not None:
-        decision = between_runs(claim, decision, history)
     result = ItemResult(claim, item_id, {}, decision.verdict, decision.reason, decision)
+    if history is not None:
+        result = widen(result, history)
     if timing:
         result = gate_noise(result, [], 0.10)
     return result, min(taken, N_MAX)

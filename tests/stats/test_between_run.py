@@ -10,10 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claimcheck.stats import Decision, decide_bound, widen_between_runs
+from claimcheck.rules import decide
+from claimcheck.stats import Decision, widen_between_runs
 from claimcheck.stats._dependent import PAIRED_ALWAYS, paired_effective
-from claimcheck.stats._equivalent import decide_equivalent
-from claimcheck.stats._ratio import decide_ratio
 from claimcheck.store import EvidenceStore
 from claimcheck.verdict import Verdict
 
@@ -23,7 +22,7 @@ ALPHA = 0.05
 def _holding_median(shift: float = 1.0, seed: int = 3) -> Decision:
     """A median ``at_least 100`` on 30 N(100 + shift, 2) samples: held within the run."""
     x = 100.0 + shift + 2.0 * np.random.default_rng(seed).standard_normal(30)
-    decision = decide_bound("at_least", [("x", x)], ALPHA, threshold=100.0, statistic="median")
+    decision = decide("at_least", [("x", x)], alpha=ALPHA, threshold=100.0, statistic="median")
     assert decision.verdict is Verdict.HOLDS
     return decision
 
@@ -60,7 +59,7 @@ def _held_paired_ratio() -> tuple[Decision, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(8)
     b = 100.0 * (1 + 0.01 * rng.standard_normal(30))
     a = 1.05 * b * (1 + 0.01 * rng.standard_normal(30))
-    ratio = decide_ratio("ratio", [("a", a), ("b", b)], ALPHA, threshold=1.0, bound="at_least",
+    ratio = decide("ratio", [("a", a), ("b", b)], alpha=ALPHA, threshold=1.0, bound="at_least",
                          statistic="median", paired=True)
     return ratio, a, b
 
@@ -75,9 +74,9 @@ def test_without_history_a_paired_rule_assumes_the_se() -> None:
 def test_a_median_held_within_the_run_by_2_se_is_not_held_on_a_first_run() -> None:
     """What a first run cannot see: the run's median 2.5 SE off the long-run value must not decide."""
     x = 100.0 + 2.0 * np.random.default_rng(11).standard_normal(30)
-    probe = decide_bound("at_least", [("x", x)], ALPHA, threshold=90.0, statistic="median")
+    probe = decide("at_least", [("x", x)], alpha=ALPHA, threshold=90.0, statistic="median")
     se = (probe.high - probe.low) / (2 * 1.6449)  # the SE the component reads off the interval
-    decision = decide_bound("at_least", [("x", x)], ALPHA, threshold=float(np.median(x)) - 2.5 * se,
+    decision = decide("at_least", [("x", x)], alpha=ALPHA, threshold=float(np.median(x)) - 2.5 * se,
                             statistic="median")
     assert decision.verdict is Verdict.HOLDS
     assert widen_between_runs(decision, []).verdict is Verdict.INCONCLUSIVE
@@ -92,7 +91,7 @@ def test_a_declared_indifference_margin_must_be_cleared() -> None:
 
 def test_it_never_strengthens_a_verdict() -> None:
     x = 100.0 + 2.0 * np.random.default_rng(5).standard_normal(30)
-    decision = decide_bound("at_least", [("x", x)], ALPHA, threshold=100.0, statistic="median")
+    decision = decide("at_least", [("x", x)], alpha=ALPHA, threshold=100.0, statistic="median")
     assert decision.verdict is Verdict.INCONCLUSIVE
     assert widen_between_runs(decision, [120.0, 120.0, 120.0]).verdict is Verdict.INCONCLUSIVE
 
@@ -102,16 +101,22 @@ def test_ratio_and_equivalence_widen_on_the_log_scale() -> None:
     assert ratio.verdict is Verdict.HOLDS
     assert widen_between_runs(ratio, [1.05, 1.051, 1.049]).verdict is Verdict.HOLDS
     assert widen_between_runs(ratio, [0.9, 1.2, 1.05]).verdict is Verdict.INCONCLUSIVE
-    equal = decide_equivalent("equivalent", [("a", a / 1.05), ("b", b)], ALPHA, margin=0.05, scale="log-ratio",
+    equal = decide("equivalent", [("a", a / 1.05), ("b", b)], alpha=ALPHA, margin=0.05, scale="log-ratio",
                               paired=True, statistic="median")
     assert equal.verdict is Verdict.HOLDS
     widened = widen_between_runs(equal, [0.9, 1.1, 1.0])
     assert widened.verdict is Verdict.INCONCLUSIVE and widened.details["between_run"]["log_scale"]
 
 
-def test_other_rules_come_back_unchanged() -> None:
-    decision = replace(_holding_median(), rule="exact")
-    assert widen_between_runs(decision, [1.0, 50.0, 300.0]) is decision
+def test_only_the_hypothesis_says_whether_a_decision_is_widened() -> None:
+    """No hypothesis, or one that declares no between-run spread: unchanged; the rule's name plays no part."""
+    decision = _holding_median()
+    assert decision.hypothesis is not None and decision.hypothesis.assumed_spread == 2.0
+    for other in (replace(decision, hypothesis=None),
+                  replace(decision, hypothesis=replace(decision.hypothesis, assumed_spread=None))):
+        assert widen_between_runs(other, [1.0, 50.0, 300.0]) is other
+    renamed = replace(decision, rule="exact")
+    assert widen_between_runs(renamed, [1.0, 50.0, 300.0]).verdict is Verdict.INCONCLUSIVE
 
 
 def test_a_paired_contrast_is_decided_on_its_effective_n_without_a_flag() -> None:
@@ -122,12 +127,12 @@ def test_a_paired_contrast_is_decided_on_its_effective_n_without_a_flag() -> Non
         e[t] = 0.8 * e[t - 1] + 0.6 * rng.standard_normal()
     b = 100.0 + 2.0 * rng.standard_normal(30)
     a = 100.0 + 2.0 * e
-    decision = decide_ratio("ratio", [("a", a), ("b", b)], ALPHA, threshold=0.97, bound="at_least",
+    decision = decide("ratio", [("a", a), ("b", b)], alpha=ALPHA, threshold=0.97, bound="at_least",
                             statistic="median", paired=True)
     inflated = paired_effective(decision, [("a", a), ("b", b)], ALPHA)
     assert inflated.details["dependence"]["inflation"] > 1.2
     assert inflated.reason.startswith(PAIRED_ALWAYS) and inflated.high - inflated.low > decision.high - decision.low
-    one_sample = decide_bound("at_least", [("x", a)], ALPHA, threshold=99.0, statistic="median")
+    one_sample = decide("at_least", [("x", a)], alpha=ALPHA, threshold=99.0, statistic="median")
     assert paired_effective(one_sample, [("x", a)], ALPHA) is one_sample
 
 
