@@ -237,6 +237,8 @@ def relation(result: Result, bound: Claimed | None = None) -> str | None:
 
 
 STEP_SENTENCES = {
+    "between-runs": "Within this run the verdict was {before}; widened by how far the figure moves between runs "
+                    "(measured over earlier runs, or assumed on a first run), it is {after}.",
     "noise-gate": "The samples were too noisy or drifting to trust this interval, so the verdict {before} became "
                   "{after}.",
     "family": "Before adjusting for the number of claims tested the verdict was {before}; adjusted, it is {after}.",
