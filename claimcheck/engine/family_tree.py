@@ -20,12 +20,34 @@ from claimcheck.engine.runner import scope_problem
 from claimcheck.probing.registry import UnknownProbeError, get_probe
 
 
+def unavailable_model(params: Mapping[str, Any]) -> str | None:
+    """Why the item's model is not applicable on this machine (not installed, no alias), or None.
+
+    The same resolution the item itself does before loading (:func:`claimcheck.models.resolve`),
+    without loading anything.
+    """
+    model = params.get("model")
+    if not isinstance(model, str) or not model:
+        return None
+    from claimcheck.errors import NotApplicable
+    from claimcheck.models import resolve
+
+    try:
+        resolve(model)
+    except NotApplicable as why:
+        return str(why)
+    return None
+
+
 def tree_slots(claims: Iterable[Claim], profile: str, machine: Mapping[str, Any], roots: Sequence[Path],
                alpha: float | None = None) -> dict[str, FamilySlot]:
     """Item id -> family and alpha of every sampled item of ``claims`` in scope on ``machine``.
 
     Items of deterministic probes (no sampling error) and of unknown probes (their file reports
-    that at collection) are not members. The probes must be loaded.
+    that at collection) are not members, and neither is an item that is not applicable here
+    because its model cannot be loaded on this machine (:func:`unavailable_model`): it never
+    decides, so counting it at p = 1 would only shrink every other member's level. The probes must
+    be loaded.
 
     Args:
         claims: the claims tree and every claim collected or run (a repeated id counts once).
@@ -48,6 +70,6 @@ def tree_slots(claims: Iterable[Claim], profile: str, machine: Mapping[str, Any]
         if claim.profiles:
             claim = claim.for_profile(profile)
         for point, params in expand_grid(claim):
-            if scope_problem(claim, params, machine) is None:
+            if scope_problem(claim, params, machine) is None and unavailable_model(params) is None:
                 slots[item_id(claim.id, point)] = FamilySlot(name, claim.check.alpha if alpha is None else alpha)
     return slots
