@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from claimcheck.claims.loader import load_claims, load_claims_text
-from claimcheck.claims.reach import design_samples, family_reach, hold_floor, suite_reach
 from claimcheck.engine.families import FamilySlot, group_members
-from claimcheck.engine.family_tree import tree_slots, unavailable_model
+from claimcheck.engine.family_tree import tree_slots
+from claimcheck.engine.reach import design_samples, family_reach, hold_floor, report, suite_reach
+from claimcheck.pytest_plugin.session import unavailable_model
 from claimcheck.probing.registry import load_probe_modules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,12 +35,13 @@ def test_every_sampled_member_of_the_suite_can_hold_in_its_family(probes_loaded:
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
-        reach = suite_reach(["claims"], machine, profile)
+        reach = suite_reach(["claims"], machine, profile, unavailable=unavailable_model)
     finally:
         os.chdir(cwd)
     assert reach, "no sampled member found"
-    failing = [entry.line() for entry in reach if not entry.can_hold]
-    assert not failing, "\n".join(failing)
+    lines, ok = report(reach)
+    print(f"\n[{profile}]", *lines, sep="\n")  # the suite's table, shown with -s
+    assert ok, "\n".join(line for line in lines if line.startswith("FAIL"))
 
 
 def test_the_zero_rate_floor_is_the_source_count_with_no_event(probes_loaded: None) -> None:
@@ -78,7 +80,7 @@ def test_an_item_whose_model_cannot_load_here_leaves_its_family(probes_loaded: N
     present = load_claims_text(CLAIM.format(id="here", model="smollm2-135m-instruct"), str(tmp_path / "x.yaml"))[0]
     absent = load_claims_text(CLAIM.format(id="there", model="gemma-4-e4b-it-optiq-4bit"), str(tmp_path / "x.yaml"))[0]
     assert unavailable_model({"model": "gemma-4-e4b-it-optiq-4bit"}) is not None
-    slots = tree_slots([present, absent], "cpu", {"backend": "cpu"}, [tmp_path])
+    slots = tree_slots([present, absent], "cpu", {"backend": "cpu"}, [tmp_path], unavailable=unavailable_model)
     assert list(slots) == ["here"]
 
 

@@ -11,14 +11,13 @@ statistics have no floor from the design (their p-value falls with the effect an
 they are listed with floor 0.
 
 The floor is computed at the source's own outcome where the source prints one (0 of 924 matches
-is "no event"), at the largest n the budget and the probe's design allow. Run it as
-``python -m claimcheck.claims.reach claims/`` for the whole suite's table.
+is "no event"), at the largest n the budget and the probe's design allow. The test
+``tests/claims_faithful/test_family_reach.py`` checks the whole suite and prints the table with ``-s``.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,8 +137,12 @@ def family_reach(claims: Iterable[Claim], slots: Mapping[str, Any], alphas: Mapp
 
 
 def suite_reach(paths: Sequence[str | Path], machine: Mapping[str, Any] | None = None,
-                profile: str = "cpu") -> list[Reach]:
-    """:func:`family_reach` for the claims under ``paths`` on ``machine`` (default: a CPU with nothing loaded)."""
+                profile: str = "cpu", unavailable: Any = None) -> list[Reach]:
+    """:func:`family_reach` for the claims under ``paths`` on ``machine`` (default: a CPU).
+
+    ``unavailable``: params -> why the item's model is not installed here (those items are not
+    members); the plugin's :func:`claimcheck.pytest_plugin.session.unavailable_model`.
+    """
     from claimcheck.claims.loader import load_claims
     from claimcheck.engine.family_tree import tree_slots
     from claimcheck.probing.registry import load_probe_modules
@@ -148,19 +151,13 @@ def suite_reach(paths: Sequence[str | Path], machine: Mapping[str, Any] | None =
     claims = load_claims(paths)
     roots = [Path(p) for p in paths] + [Path.cwd()]
     machine = dict(machine or {"backend": "cpu", "device": "cpu"})
-    slots = tree_slots(claims, profile, machine, roots)
+    slots = tree_slots(claims, profile, machine, roots, unavailable=unavailable)
     return family_reach(claims, slots, profile=profile)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv) or ["claims"]
-    reach = suite_reach(args)
-    for entry in sorted(reach, key=lambda r: (r.family, r.item_id)):
-        print(entry.line())
+def report(reach: Sequence[Reach]) -> tuple[list[str], bool]:
+    """The table's lines (sorted by family) and whether every member can hold."""
+    lines = [entry.line() for entry in sorted(reach, key=lambda r: (r.family, r.item_id))]
     failing = [r for r in reach if not r.can_hold]
-    print(f"{len(reach)} sampled members, {len(failing)} whose design cannot hold in its family")
-    return 1 if failing else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    lines.append(f"{len(reach)} sampled members, {len(failing)} whose design cannot hold in its family")
+    return lines, not failing
