@@ -106,8 +106,7 @@ def hold_floor(claim: Claim, n: int) -> tuple[float, str]:
     return 0.5 ** n, "median (sign test), every sample on the claimed side"
 
 
-def family_reach(claims: Iterable[Claim], slots: Mapping[str, Any], alphas: Mapping[str, float] | None = None,
-                 profile: str | None = None) -> list[Reach]:
+def family_reach(claims: Iterable[Claim], slots: Mapping[str, Any], profile: str | None = None) -> list[Reach]:
     """Every sampled member's floor against its family's first Holm level.
 
     Args:
