@@ -3,7 +3,8 @@
 Membership comes from the claims tree, not from what ran: every sampled, in-scope item of every
 claim collected for this machine is a member of its claim's family
 (:func:`claimcheck.claims.families.family_of`), and a member that produced no decision (deselected
-by ``-k`` or by path, errored, out of budget) counts at p = 1. So an item knows its family's size
+by ``-k`` or by path, errored, out of budget) counts at p = 1. An item that is not applicable on
+this machine (its model is not installed, so it can never decide here) is not a member. So an item knows its family's size
 before it samples, and its sequential stopping can aim at the level Holm will test it at first:
 with weights ``alpha_i / level`` over a family whose weights sum to ``W``, that is
 ``alpha_i / W`` (``alpha_i / m`` when the level is the mean alpha). A decision whose sequential
@@ -17,6 +18,7 @@ from typing import NamedTuple
 
 from claimcheck.engine.result import ItemResult
 from claimcheck.stats import FamilyMember, family_alpha
+from claimcheck.verdict import Verdict
 
 #: The one family of a run adjusted without declared families (every member together).
 SUITE = "suite"
@@ -83,6 +85,9 @@ def group_members(results: Sequence[ItemResult], indices: Sequence[int], collect
         member = FamilyMember(result.verdict, decision.pvalue, decision.hold_pvalue, decision.alpha)
         groups.setdefault(family(result.item_id, result), []).append(Member(index, result.item_id, member))
     ran = {results[i].item_id for i in indices}
+    # an item that ran and was not applicable here (its model, backend or device) never decides:
+    # it leaves its family rather than counting at p = 1
+    ran |= {result.item_id for result in results if result.verdict is Verdict.NOT_APPLICABLE}
     for item_id, alpha in sorted((collected or {}).items()):
         if item_id not in ran:
             groups.setdefault(family(item_id), []).append(Member(None, item_id, FamilyMember.absent(alpha)))

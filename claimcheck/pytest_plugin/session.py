@@ -213,7 +213,8 @@ class ClaimSession:
         self.ensure_probes()
         claims = [*self.all_claims().values(), *self.config.stash.get(collected_key, []),
                   *(r.claim for r in self.results.values() if r.control_for is None)]
-        return tree_slots(claims, self.profile(), machine, [*self.claims_dirs(), self.rootdir], alpha)
+        return tree_slots(claims, self.profile(), machine, [*self.claims_dirs(), self.rootdir], alpha,
+                          unavailable=unavailable_model)
 
     def stop_alpha(self, item_id: str, machine: Mapping[str, Any]) -> float | None:
         """The level an item's sequential stopping aims at: its first test in its family (None: its own alpha).
@@ -242,3 +243,22 @@ class ClaimSession:
         for result in self.results.values():
             claims.setdefault(result.claim_id, result.claim)
         return {claim_id: claim.retracted.text() for claim_id, claim in claims.items() if claim.retracted}
+
+
+def unavailable_model(params: Mapping[str, Any]) -> str | None:
+    """Why an item's model is not installed on this machine (it would be not applicable), or None.
+
+    The resolution the item itself does before loading, without loading: such an item never
+    decides here, so it leaves its multiplicity family instead of counting at p = 1.
+    """
+    model = params.get("model")
+    if not isinstance(model, str) or not model:
+        return None
+    from claimcheck.errors import NotApplicable
+    from claimcheck.models import resolve
+
+    try:
+        resolve(model)
+    except NotApplicable as why:
+        return str(why)
+    return None
