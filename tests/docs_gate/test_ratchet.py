@@ -60,13 +60,14 @@ def test_untouched_main_is_green_and_a_new_unanchored_figure_is_red_at_its_line(
     errors = [line for line in out if line.startswith("docs/") and ": warning: " not in line]
     assert code == 1
     assert errors == [
-        f"{ROOFLINE}:{at + 1}:24: unanchored figure \"312 GB/s\" on a changed line: cite the claim that checks it "
-        "with <!-- claim: ID --> (or draft one: claimcheck extract)",
+        f"{ROOFLINE}:{at + 1}:24: 312 GB/s is unverified: cite the claim that checks it (`<!-- claim: ID -->`), "
+        "mark what a run measured (`<!-- measured: ID on CLASS -->`) or why it is no finding "
+        "(`<!-- not-a-finding: setup -->`)",
         f"{ROOFLINE}:{at + 3}:20: figure \"7 ops/ms\" cannot be read: unknown unit \"ops/ms\" (claimcheck.figures "
         "knows x, %, s, ms, µs, GB/s, TB/s, tok/s, MiB, MB, nats and counts \"N of M\")",
     ], "\n".join(out)
     assert any(": warning: figure \"12 GFLOP/s\" cannot be read" in line for line in out), "untouched: a warning"
-    assert out[-1].startswith("figures: ") and " · unanchored " in out[-1]
+    assert out[-1].startswith("figures: ") and " · unverified " in out[-1]
 
 
 def _undecided_claim(root: Path) -> str:
