@@ -17,13 +17,14 @@ from claimcheck.verdict import Verdict
 
 from ._anchors import class_matches, figures_by_anchor, find_anchors, machines_named
 from ._binding import bind, inputs_of
+from ._config import DocsConfig
 from ._changes import base_texts, changed_lines, new_figures
 from ._corrections import Fix, banner_above, corrected
 from ._coverage import Bound, Coverage, Severity, unreadable
 from ._evidence import Evidence, claim_verdict, suggested_sentence
 from ._exempt import exemptions
 from ._measured import check_markers
-from ._messages import disagreement
+from ._messages import disagreement, prose_banner
 from ._stated import against_measured, against_stated, comparable
 from ._model import Anchor, ClaimInfo, DOC_SUFFIXES, Problem, cites_badly, load_claim_index
 
@@ -79,6 +80,7 @@ def check_docs(
     reports_dir: str | Path | None = "reports",
     allow_missing: bool = False,
     strict_changed: bool = False,
+    strict_paths: DocsConfig | None = None,
 ) -> GateReport:
     """Check every claim anchor (and, with ``changed_since``, every changed figure) in ``paths``.
 
@@ -93,8 +95,9 @@ def check_docs(
         reports_dir: the reports folder, whose ``corrections/<id>.json`` replacement sentences are quoted.
         allow_missing: a claim with no result yet is a warning, not an error (for local hooks
             run before the suite has; CI should never set it).
-        strict_changed: the ratchet: on lines changed since ``changed_since``, figures that cite no
-            claim, cite an undecided one or cannot be read are errors; other lines keep warnings.
+        strict_changed: the ratchet: figures new or changed since ``changed_since`` that are not
+            verified or marked, and changed lines that cite an undecided claim, are errors.
+        strict_paths: the docs configuration whose ``strict`` paths hold every figure to full coverage.
 
     Raises:
         GitError: ``changed_since`` names no commit, or a doc is outside a git work tree.
@@ -131,7 +134,8 @@ def check_docs(
             continue
         lines = changed.get(path.resolve(), set()) if changed_since else set()
         new = _new_figures(doc, bases.get(path.resolve()), lines) if changed_since else None
-        severity = Severity(strict, strict_changed and changed_since is not None, lines, new, changed_since is not None)
+        full = strict or (strict_paths is not None and strict_paths.is_strict(path))
+        severity = Severity(full, strict_changed and changed_since is not None, lines, new, changed_since is not None)
         _check_doc(report, doc, label, index, evidence, reports_dir, strict, allow_missing, severity, marker_cache)
     report.problems.sort(key=lambda p: (p.path, p.line, p.column))
     return report
@@ -358,20 +362,22 @@ def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items
     if verdict is not None and overturned(verdict):
         if corrected(doc, anchor.sentence):
             return []
-        suggestion = suggested_sentence(reports_dir, claim.id, verdict)
-        if suggestion and suggestion.startswith("> "):
-            fixes.append(Fix(anchor.sentence.line, suggestion))
-        how = " (`claimcheck docs --fix` inserts the suggested one)" if suggestion else ""
-        message = (_verdict_message(claim, verdict, items, machine, evidence, reports_dir)
-                   + f"; its sentence needs a dated correction banner above it, or a strike-through{how}")
+        computed = bool(items) and all(item.result.deterministic for item in items)
+        fixes.append(Fix(anchor.sentence.line, prose_banner(claim, items, machine, computed, date.today().isoformat())))
+        message = (f"add a dated correction banner above this sentence (`claimcheck docs --fix` inserts one) or strike "
+                   f"it through: claim `{claim.id}` is {verdict.value} on {machine} — "
+                   + _verdict_message(claim, verdict, items, machine, evidence, None))
         return [Problem(*where, message, code="uncorrected")]
     if banner is not None and verdict is not None and standing(verdict):
         return [Problem(*where, f"a correction banner ({banner[:60]}) stands above a sentence citing claim "
                                 f"`{claim.id}`, which holds on {machine}; remove it, or anchor the claim it corrects",
                         code="needless-correction")]
     if verdict is not None and undecided(verdict):
-        return [Problem(*where, _verdict_message(claim, verdict, items, machine, evidence, reports_dir)
-                        + "; unconfirmed here, not overturned", severity="error" if strict else "warning",
+        message = _verdict_message(claim, verdict, items, machine, evidence, reports_dir)
+        if "not overturned" not in message:
+            message += "; unconfirmed here, not overturned"
+        return [Problem(*where, message + "; to clear it, drop the anchor or quote the run with "
+                                          "`<!-- measured: ID on CLASS -->`", severity="error" if strict else "warning",
                         code="unconfirmed")]
     return None
 
@@ -388,8 +394,9 @@ def _verdict_message(claim: ClaimInfo, verdict: Verdict | None, items: Sequence[
             return f"claim `{claim.id}` has no result on {machine} (no evidence store{where})"
         return f"claim `{claim.id}` has no result on {machine}; run it before a doc cites it"
     reason = next((" ".join(i.reason.split()) for i in items if i.verdict is verdict and i.reason), "")
+    reason = reason if len(reason) <= 240 else reason[:239] + "…"
     message = f"claim `{claim.id}` is {verdict.value} on {machine}" + (f": {reason}" if reason else "")
     suggestion = suggested_sentence(reports_dir, claim.id, verdict)
-    if suggestion:
+    if suggestion and len(suggestion) <= 240 and "{'" not in suggestion:  # a short sentence, never a repr
         message += f"; suggested: {suggestion}"
     return message

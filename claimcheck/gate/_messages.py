@@ -8,8 +8,12 @@ only where a claim is overturned (:mod:`._gate`), never for a typo.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
-from claimcheck.figures import Figure, UnitError, compatible, convert, family_of
+from claimcheck.figures import Figure, UnitError, compatible, convert, family_of, format_value
+from claimcheck.store import StoredResult
+
+from ._agreement import item_interval
 
 from ._binding import Binding
 from ._model import ClaimInfo, Problem
@@ -92,3 +96,29 @@ def not_compared(path: str, figure: Figure, claims: str, why: str) -> str:
     del path
     return (f"{figure.text} not compared with {claims}: {why}; bind it (a unit the claim uses, or "
             f"`<!-- measured: ... -->`) or mark it `<!-- not-a-finding: REASON -->`")
+
+
+def prose_banner(claim: ClaimInfo, items: Sequence[StoredResult], machine: str, computed: bool,
+                 today: str) -> str:
+    """The correction banner ``--fix`` inserts, in prose: what was measured (or computed), with units, and where.
+
+    ``> **2026-12-04 CORRECTION (arithmetic)** — recomputed from the source's own inputs: 41.6%
+    (claim `roofline-small-models-leave-30-40-pct`), not what the sentence below prints.``
+    """
+    unit = claim.unit if claim.unit not in (None, "ratio", "rate", "fraction") else "x"  # a ratio reads as 0.2x
+    values = []
+    for item in items[:3]:
+        interval = item_interval(item, claim.unit, claim.unit)
+        if interval is None:
+            continue
+        low, high, estimate = interval
+        shown = format_value(estimate if estimate is not None else low, unit)
+        if not computed and low != high:
+            shown += f" [{format_value(low, unit)}, {format_value(high, unit)}]"
+        values.append(shown)
+    found = ", ".join(values) + (", …" if len(items) > 3 else "")
+    if computed:
+        return (f"> **{today} CORRECTION (arithmetic)** — recomputed from the source's own inputs: "
+                f"{found or 'no value'} (claim `{claim.id}`), not what the sentence below prints.")
+    return (f"> **{today} CORRECTION ({machine})** — measured {found or 'no value'} (claim `{claim.id}`); "
+            "the sentence below does not hold there.")

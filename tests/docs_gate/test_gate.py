@@ -248,7 +248,11 @@ def test_verdicts_that_are_not_holds_quote_the_suggested_sentence(tmp_path, clai
                                                                "replacement": "> CORRECTION:\n20%."}))
     report = gate(tmp_path, "qmv reaches 20%. <!-- claim: qmv-large-bw -->\n", store, claims_dir)
     (line,) = messages(report)
-    assert f"claim `qmv-large-bw` is {verdict} on {CPU}: {verdict} (test); suggested: > CORRECTION: 20%." in line
+    if verdict == "refuted":  # the fix leads; the banner --fix writes is the gate's own, in prose
+        assert line.split(": ", 1)[1].startswith("add a dated correction banner above this sentence"), line
+        assert f"claim `qmv-large-bw` is refuted on {CPU}: refuted (test)" in line
+    else:
+        assert f"claim `qmv-large-bw` is {verdict} on {CPU}: {verdict} (test); suggested: > CORRECTION: 20%." in line
 
 
 def test_missing_result_fails_unless_allowed(tmp_path, claims_dir):
@@ -478,7 +482,8 @@ def test_a_refuted_claim_needs_its_sentence_corrected_in_the_doc(tmp_path, claim
     sentence = "qmv reaches 20% of raw bandwidth. <!-- claim: qmv-large-bw -->\n"
     bare = gate(tmp_path, "# F\n\n" + sentence, store, claims_dir)
     assert [p.code for p in bare.errors] == ["uncorrected"]
-    assert "needs a dated correction banner above it, or a strike-through (`claimcheck docs --fix`" in bare.errors[0].message
+    assert bare.errors[0].message.startswith("add a dated correction banner above this sentence (`claimcheck docs "
+                                             "--fix` inserts one) or strike it through")
     assert gate(tmp_path, "# F\n\n" + BANNER + "\n\n" + sentence, store, claims_dir).ok
     assert gate(tmp_path, "# F\n\n~~qmv reaches 20% of raw bandwidth.~~ <!-- claim: qmv-large-bw -->\n", store,
                 claims_dir).ok
@@ -511,7 +516,12 @@ def test_fix_inserts_the_suggested_banner_and_the_gate_then_passes(tmp_path, cla
     assert main(args) == 1
     assert main([*args, "--fix"]) == 0
     assert "inserted 1 correction banner(s)" in capsys.readouterr().err
-    assert doc.read_text(encoding="utf-8").startswith("# F\n\n" + BANNER + "\n\nIntro.\nqmv reaches 20%")
+    text = doc.read_text(encoding="utf-8")
+    banner = text.split("\n")[2]
+    # a banner in prose: a date, the class, the measured figures with their units, no reprs
+    assert re.fullmatch(r"> \*\*\d{4}-\d\d-\d\d CORRECTION \(cpu/Test CPU 9xxx/16-32GiB\)\*\* — measured 0\.2x "
+                        r"\[0\.1x, 0\.25x\] \(claim `qmv-large-bw`\); the sentence below does not hold there\.", banner), banner
+    assert text.startswith("# F\n\n" + banner + "\n\nIntro.\nqmv reaches 20%")
     assert main([*args, "--fix"]) == 0 and doc.read_text(encoding="utf-8").count("CORRECTION") == 1
 
 
