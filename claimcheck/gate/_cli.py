@@ -157,7 +157,8 @@ def _gate(args: argparse.Namespace, scratch: Path) -> int:
             if each is not None:
                 each.close()
     for problem in report.problems:
-        print(problem)
+        if not (args.list_unverified and problem.code == "unverified"):
+            print(problem)
     if args.list_unverified:
         for problem in report.coverage.unverified_list:
             print(f"{problem.path}:{problem.line}:{problem.column}: unverified: {problem.message}")

@@ -87,11 +87,12 @@ class Coverage:
 
 def _unverified(path: str, figure: Figure, status: tuple[str, str] | None, severity: Severity) -> Problem:
     """``FIG is unverified: …`` (nothing cites it) or ``FIG not compared with ID: …`` (its claim cannot judge it)."""
+    text = " ".join(figure.text.split())
     if status is not None:
-        message = (f"{figure.text} not compared with {status[1]}: not in a unit the claim states or measures, nor "
+        message = (f"{text} not compared with {status[1]}: not in a unit the claim states or measures, nor "
                    "one of its inputs; bind it or mark it `<!-- not-a-finding: REASON -->`")
     else:
-        message = (f"{figure.text} is unverified: cite the claim that checks it (`<!-- claim: ID -->`), mark what "
+        message = (f"{text} is unverified: cite the claim that checks it (`<!-- claim: ID -->`), mark what "
                    "a run measured (`<!-- measured: ID on CLASS -->`) or why it is no finding "
                    "(`<!-- not-a-finding: setup -->`)")
     return Problem(path, figure.line, figure.column, message, severity.of(figure), code="unverified")

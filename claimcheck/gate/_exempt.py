@@ -27,6 +27,8 @@ REASONS = {
     "date": "a date or a run's time",
     "section": "a section, row or list number",
     "context": "a value named to locate another figure (the size or position it was measured at)",
+    "derived": "a restatement of a verified figure of the same sentence (0.76 of the time, \"about 31% faster\")",
+    "source": "an input the source prints and the sentence works with, that no claim takes as a parameter",
 }
 MARKER_RE = re.compile(r"^not-a-finding\s*:\s*(?P<reason>[a-z-]+)\b(?P<why>.*)$", re.S | re.I)
 BANNER_RE = re.compile(r"^\s*>\s*\*\*\d{4}-\d{2}-\d{2}\s+(?:CORRECTION|NOTE)\b")

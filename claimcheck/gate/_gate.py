@@ -19,7 +19,7 @@ from ._anchors import class_matches, figures_by_anchor, find_anchors, machines_n
 from ._binding import bind, inputs_of
 from ._config import DocsConfig
 from ._changes import base_texts, changed_lines, new_figures
-from ._corrections import Fix, banner_above, corrected
+from ._corrections import Fix, banner_above, corrected, correction_paragraph
 from ._coverage import Bound, Coverage, Severity, unreadable
 from ._evidence import Evidence, claim_verdict, suggested_sentence
 from ._exempt import exemptions
@@ -160,7 +160,7 @@ def _check_doc(report: GateReport, doc: MarkdownDoc, label: str, index: Mapping[
     found.extend(markers.problems)
     exempt = exemptions(doc, label)
     found.extend(exempt.problems)
-    marked = frozenset(markers.judged)
+    marked = frozenset(markers.judged) | frozenset(exempt.reason)  # judged by its marker, or no finding
     report.anchors += len(anchors)
     by_sentence: dict[int, list[Anchor]] = {}
     for anchor in anchors:
@@ -202,6 +202,12 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
     if anchor.sentence is None:
         return []
     computed = evidence.computed(claim.id)
+    if correction_paragraph(doc, anchor.sentence):
+        # the doc's own correction of its source: whatever the verdict, each figure it quotes must be the
+        # source's (stated) figure, the computed or measured value, or an input
+        items = computed or evidence.latest(claim.id, evidence.gating_class)
+        return _compare_figures(anchor, doc, claim, items, _run_machine(items, evidence), siblings, index, evidence,
+                                marked, bound, corrected=True, computed=bool(computed))
     if computed:
         machine = f"{computed[0].machine_class} (computed; the same on every machine)"
         settled = _in_doc_correction(anchor, doc, claim, computed, machine, evidence, reports_dir, strict, fixes)
@@ -294,6 +300,11 @@ def _not_measurable_here(anchor: Anchor, claim: ClaimInfo, machine: str, committ
     return [Problem(anchor.path, anchor.line, anchor.column,
                     f"claim `{claim.id}` is not measurable on this runner (VM) ({machine}); {evidence_text}",
                     severity="warning", code="not-measurable")]
+
+
+def _run_machine(items: Sequence[StoredResult], evidence: Evidence) -> str:
+    """The class the items were measured on (or the gating class)."""
+    return items[0].machine_class if items else (evidence.gating_class or "no machine class")
 
 
 def _run_of(items: Sequence[StoredResult]) -> str:
