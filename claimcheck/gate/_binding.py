@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Sequence
 
-from claimcheck.figures import Figure, parse_figures
+from claimcheck.figures import Figure, family_of, parse_figures
 from claimcheck.store import StoredResult
 
 from ._model import ClaimInfo
@@ -73,22 +73,28 @@ def derived_of(inputs: Sequence[float], items: Sequence[StoredResult]) -> list[f
 
     A correction paragraph shows its working ("0.7 ms of 18.9 (3.7%)"); only there are such steps bound.
     """
-    values = sorted({*inputs, *(float(i.decision.statistic) for i in items
-                                if i.decision is not None and math.isfinite(i.decision.statistic))})[:40]
+    estimates = {float(i.decision.statistic) for i in items
+                 if i.decision is not None and math.isfinite(i.decision.statistic)}
+    values = sorted({*inputs, *estimates})[:60]
     found: list[float] = []
     for a in values:
         for b in values:
-            found += [a + b, abs(a - b)]
-            if b:
-                found += [a / b, 100 * a / b, 100 * (a / b - 1)]
+            if a != b and b:
+                found += [100 * a / b, 100 * abs(a / b - 1)]  # a share or a change, in %
+            if a in estimates and a != b:
+                found.append(abs(a - b))  # how far a computed value is from a printed one
     return found
 
 
-def readings_of(claim: ClaimInfo) -> list[float]:
-    """The numbers the claim's source figure prints ("(0.79) equals … (0.77)"): a bare figure may quote one."""
+def readings_of(claim: ClaimInfo, bare: bool = False) -> list[float]:
+    """The numbers the claim's source figure prints ("(0.79) equals … (0.77)"): a figure may quote one.
+
+    ``bare``: only its numbers without a unit (readings the check's own unit does not describe).
+    """
     found: list[float] = []
     for figure in parse_figures(claim.figure):
-        found.extend({figure.low, figure.high})
+        if not bare or (figure.unit is None and figure.kind != "count"):
+            found.extend({figure.low, figure.high})
     return found
 
 
@@ -97,7 +103,11 @@ def is_input(figure: Figure, inputs: Sequence[float]) -> bool:
     if figure.kind == "count" and figure.count_of is not None:
         return False
     half = figure.rounding + 1e-9 * max(1.0, abs(figure.low), abs(figure.high))
-    return all(any(abs(end - value) <= half for value in inputs) for end in {figure.low, figure.high})
+    scales = [1.0]
+    if figure.unit in ("%", "x"):  # an input printed as a share may be quoted as a ratio, or the other way
+        scales += [100.0, 0.01]
+    return any(all(any(abs(end - value * scale) <= half * max(1.0, scale) for value in inputs)
+                   for end in {figure.low, figure.high}) for scale in scales)
 
 
 def as_ratio(figure: Figure) -> Figure:
@@ -128,14 +138,20 @@ def _compare(figure: Figure, text: str, claim: ClaimInfo, items: Sequence[Stored
     stated = against_stated(figure, text, claim)
     measured = against_measured(figure, text, items, claim)
     agreed = stated.agrees is True or measured.agrees is True
+    if _computed_input_only(figure, claim, items) and not is_input(figure, [*inputs, *readings_of(claim)]):
+        # a computed claim's figure in another unit than its result ("250 GB/s" beside a % claim) is one
+        # of its printed inputs, exactly, or it is wrong: the source's "~250–295 GB/s" is no licence for 260
+        return Binding(figure, "disagrees", "input", stated, measured)
     if corrected:
-        if agreed or (inputs and is_input(figure, [*inputs, *derived_of(inputs, items)])):
+        # a correction quotes the source's own figure (a reading), the value computed, an input, or one
+        # step of arithmetic from the computed value; agreeing with an approximate stated band is not enough
+        if measured.agrees is True or is_input(figure, [*inputs, *readings_of(claim), *derived_of(inputs, items)]):
             return Binding(figure, "verified", how, stated, measured)
         if stated.agrees is None and measured.agrees is None:
             return Binding(figure, "not-compared", "nothing stated or measured in its unit", stated, measured)
         return Binding(figure, "disagrees", how, stated, measured)
     if stated.agrees is False or measured.agrees is False:
-        if inputs and is_input(figure, inputs) and not (figure.kind == "count" and figure.count_of is not None):
+        if is_input(figure, [*inputs, *readings_of(claim, bare=True)]):
             return Binding(figure, "verified", "input", stated, measured)
         return Binding(figure, "disagrees", how, stated, measured)
     if agreed:
@@ -163,3 +179,13 @@ def _compare_count(figure: Figure, claim: ClaimInfo, items: Sequence[StoredResul
     shown = "; ".join(f"{est:g} {claim.unit}" for _, _, est in values[:3])
     return Binding(figure, "verified" if agrees else "disagrees", "count",
                    measured=Measured(agrees, shown, values[0][2]))
+
+
+def _computed_input_only(figure: Figure, claim: ClaimInfo, items: Sequence[StoredResult]) -> bool:
+    """A figure beside a computed claim in a unit family other than the claim's result: it can only be an input."""
+    if not items or not all(item.result.deterministic for item in items) or not claim.unit:
+        return False
+    if figure.unit is None or figure.kind == "count":
+        return False
+    family = figure.family
+    return family_of(claim.unit) not in (family, None) and not {family, family_of(claim.unit)} <= {"fraction", "number"}

@@ -180,6 +180,7 @@ def _check_doc(report: GateReport, doc: MarkdownDoc, label: str, index: Mapping[
                 elif allow_missing and problem.code == "missing-result":
                     problem = dataclasses.replace(problem, severity="warning")
             found.append(problem)
+    found = _one_line_per_figure(found)
     found.extend(unreadable(doc, label, severity))
     found.extend(report.coverage.add(doc, label, bound, exempt.reason, undecided, markers.agreed, found, severity))
     report.problems.extend(found)
@@ -300,6 +301,19 @@ def _not_measurable_here(anchor: Anchor, claim: ClaimInfo, machine: str, committ
     return [Problem(anchor.path, anchor.line, anchor.column,
                     f"claim `{claim.id}` is not measurable on this runner (VM) ({machine}); {evidence_text}",
                     severity="warning", code="not-measurable")]
+
+
+def _one_line_per_figure(problems: list[Problem]) -> list[Problem]:
+    """A figure under an anchor naming several claims disagrees once, not once per claim."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for problem in problems:
+        if problem.code == "disagrees":
+            if (problem.line, problem.column) in seen:
+                continue
+            seen.add((problem.line, problem.column))
+        out.append(problem)
+    return out
 
 
 def _run_machine(items: Sequence[StoredResult], evidence: Evidence) -> str:
