@@ -106,7 +106,7 @@ def is_input(figure: Figure, inputs: Sequence[float]) -> bool:
     scales = [1.0]
     if figure.unit in ("%", "x"):  # an input printed as a share may be quoted as a ratio, or the other way
         scales += [100.0, 0.01]
-    return any(all(any(abs(end - value * scale) <= half * max(1.0, scale) for value in inputs)
+    return any(all(any(abs(end - value * scale) <= half for value in inputs)
                    for end in {figure.low, figure.high}) for scale in scales)
 
 

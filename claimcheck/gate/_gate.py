@@ -25,7 +25,6 @@ from ._evidence import Evidence, claim_verdict, suggested_sentence
 from ._exempt import exemptions
 from ._measured import check_markers
 from ._messages import disagreement, prose_banner
-from ._stated import against_measured, against_stated, comparable
 from ._model import Anchor, ClaimInfo, DOC_SUFFIXES, Problem, cites_badly, load_claim_index
 
 #: Findings that mean a cited claim has no decided result.
@@ -274,7 +273,8 @@ def _compare_figures(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: 
         if figure.start in marked:
             continue  # a figure with its own measured marker is judged by it
         binding = bind(figure, doc.masked, claim, items, corrected=corrected, inputs=inputs)
-        if binding.status == "disagrees" and _co_cited_agrees(figure, anchor, siblings, index, evidence, doc):
+        if binding.status == "disagrees" and _co_cited_agrees(figure, anchor, siblings, index, evidence, doc,
+                                                                         corrected):
             binding = dataclasses.replace(binding, status="verified")
         bound.record(binding, claim.id)
         if binding.status != "disagrees":
@@ -341,18 +341,14 @@ def _check_computed(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: S
 
 
 def _co_cited_agrees(figure: Figure, anchor: Anchor, siblings: Sequence[Anchor], index: Mapping[str, ClaimInfo],
-                     evidence: Evidence, doc: MarkdownDoc) -> bool:
-    """Another claim of the same comment accounts for the figure (``<!-- claim: a, b -->`` with one figure each)."""
+                     evidence: Evidence, doc: MarkdownDoc, corrected: bool = False) -> bool:
+    """Another claim of the same comment binds the figure (``<!-- claim: a, b -->`` with one figure each)."""
     for other in siblings:
         info = index.get(other.claim_id)
         if other.offset != anchor.offset or other.claim_id == anchor.claim_id or info is None:
             continue
-        if not comparable(figure, info):
-            continue
         items = evidence.computed(info.id) or evidence.latest(info.id, evidence.gating_class)
-        stated = against_stated(figure, doc.masked, info)
-        measured = against_measured(figure, doc.masked, items, info)
-        if stated.agrees is not False and measured.agrees is not False and (stated.agrees or measured.agrees):
+        if bind(figure, doc.masked, info, items, corrected=corrected, inputs=inputs_of(info, items)).status == "verified":
             return True
     return False
 

@@ -209,6 +209,11 @@ def against_stated(figure: Figure, text: str, claim: ClaimInfo) -> Stated:
     return Stated(False if compared else None, claim.figure)
 
 
+def item_is_computed(items: Sequence[StoredResult]) -> bool:
+    """Whether every item is a deterministic computation (its value is exact; no tolerance widens it)."""
+    return bool(items) and all(item.result.deterministic for item in items)
+
+
 def _tolerance(claim: ClaimInfo, unit: str | None) -> float:
     """An exact check's tolerance in ``unit``: the rounding the claim grants the printed figure."""
     tolerance = claim.check.params.get("tolerance") if claim.check is not None else None
@@ -244,6 +249,8 @@ def against_measured(figure: Figure, text: str, items: Sequence[StoredResult], c
         interval = item_interval(item, unit, claim.unit)
         if interval is not None:
             low, high, estimate = interval
+            if item_is_computed([item]):  # the claim's rounding, never an equivalence margin wider than 2%
+                slack = min(_tolerance(claim, unit), 0.02 * max(abs(low), abs(high)))
             where = ", ".join(f"{k}={v}" for k, v in item.params.items()) if len(items) > 1 else ""
             found.append((low - slack, high + slack, estimate, item.decision.n if item.decision is not None else 0,
                           f" at {where}" if where else ""))
