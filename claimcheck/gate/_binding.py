@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Sequence
 
-from claimcheck.figures import Figure, family_of, parse_figures
+from claimcheck.figures import Figure, UnitError, convert, family_of, parse_figures
 from claimcheck.store import StoredResult
 
 from ._model import ClaimInfo
@@ -98,14 +98,31 @@ def readings_of(claim: ClaimInfo, bare: bool = False) -> list[float]:
     return found
 
 
-def is_input(figure: Figure, inputs: Sequence[float]) -> bool:
-    """The figure, as printed (its own precision), is one of the inputs; a count "N of M" never is."""
+def is_input(figure: Figure, inputs: Sequence[float], units: Sequence[str] = ()) -> bool:
+    """The figure, as printed (its own precision), is one of the inputs; a count "N of M" never is.
+
+    ``units``: the units the source printed its inputs in ("250 GB/s"); a figure in another unit of
+    that family ("0.25 TB/s") is compared in each, keeping its own precision.
+    """
     if figure.kind == "count" and figure.count_of is not None:
         return False
     half = figure.rounding + 1e-9 * max(1.0, abs(figure.low), abs(figure.high))
     scales = [1.0]
     if figure.unit in ("%", "x"):  # an input printed as a share may be quoted as a ratio, or the other way
         scales += [100.0, 0.01]
+    for unit in units:
+        try:
+            factor = convert(1.0, figure.unit, unit)
+        except UnitError:
+            continue
+        if factor != 1.0:
+            converted = dataclasses.replace(figure, low=figure.low * factor, high=figure.high * factor, unit=unit)
+            if _matches(converted, inputs, [1.0], half * abs(factor)):
+                return True
+    return _matches(figure, inputs, scales, half)
+
+
+def _matches(figure: Figure, inputs: Sequence[float], scales: Sequence[float], half: float) -> bool:
     return any(all(any(abs(end - value * scale) <= half for value in inputs)
                    for end in {figure.low, figure.high}) for scale in scales)
 
@@ -138,7 +155,8 @@ def _compare(figure: Figure, text: str, claim: ClaimInfo, items: Sequence[Stored
     stated = against_stated(figure, text, claim)
     measured = against_measured(figure, text, items, claim)
     agreed = stated.agrees is True or measured.agrees is True
-    if _computed_input_only(figure, claim, items) and not is_input(figure, [*inputs, *readings_of(claim)]):
+    units = [f.unit for f in parse_figures(claim.figure) if f.unit]
+    if _computed_input_only(figure, claim, items) and not is_input(figure, [*inputs, *readings_of(claim)], units):
         # a computed claim's figure in another unit than its result ("250 GB/s" beside a % claim) is one
         # of its printed inputs, exactly, or it is wrong: the source's "~250–295 GB/s" is no licence for 260
         return Binding(figure, "disagrees", "input", stated, measured)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from claimcheck.figures import Figure, MarkdownDoc
+from claimcheck.figures import Comment, Figure, MarkdownDoc
 
 from ._model import Problem
 
@@ -56,7 +56,7 @@ def exemptions(doc: MarkdownDoc, path: str) -> Exempt:
             found.problems.append(Problem(path, line, column, f"not-a-finding marker: reason {got!r} is none of "
                                           f"{', '.join(REASONS)} (`<!-- not-a-finding: setup -->`)", code="marker"))
             continue
-        covered = _covered(doc, comment.start)
+        covered = _covered(doc, comment)
         if not covered:
             found.problems.append(Problem(path, line, column, "not-a-finding marker follows no figure in its "
                                           "sentence: put it right after the figures it covers", code="marker"))
@@ -73,16 +73,11 @@ def exemptions(doc: MarkdownDoc, path: str) -> Exempt:
     return found
 
 
-def _covered(doc: MarkdownDoc, offset: int) -> list[Figure]:
-    """The figures a marker at ``offset`` covers: from its sentence's start (or the previous comment) to it."""
-    before = [s for s in doc.sentences if s.start <= offset]
-    if not before:
-        return []
-    start = before[-1].start
-    for other in doc.comments:
-        if start <= other.end <= offset:
-            start = other.end
-    return [f for f in doc.figures if start <= f.start and f.end <= offset]
+def _covered(doc: MarkdownDoc, comment: Comment) -> list[Figure]:
+    """The figures a marker covers: those of its own clause, as for a measured marker (:func:`quoted.figures_before`)."""
+    from claimcheck.gate.quoted import figures_before
+
+    return figures_before(doc, comment)
 
 
 def banner_blocks(doc: MarkdownDoc) -> list[tuple[int, int]]:
