@@ -169,7 +169,7 @@ def _compare(figure: Figure, text: str, claim: ClaimInfo, items: Sequence[Stored
             return Binding(figure, "not-compared", "nothing stated or measured in its unit", stated, measured)
         return Binding(figure, "disagrees", how, stated, measured)
     if stated.agrees is False or measured.agrees is False:
-        if is_input(figure, [*inputs, *readings_of(claim, bare=True)]):
+        if is_input(figure, [*inputs, *readings_of(claim, bare=True)], [f.unit for f in parse_figures(claim.figure) if f.unit]):
             return Binding(figure, "verified", "input", stated, measured)
         return Binding(figure, "disagrees", how, stated, measured)
     if agreed:

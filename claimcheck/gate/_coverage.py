@@ -114,7 +114,7 @@ def unreadable(doc: MarkdownDoc, path: str, severity_of: Severity) -> list[Probl
         problems.append(Problem(path, line, column, f"figure \"{match['figure']}\" cannot be read: unknown unit "
                                                     f"\"{match['unit']}\" (claimcheck.figures knows x, %, s, ms, µs, "
                                                     "GB/s, TB/s, tok/s, MiB, MB, nats and counts \"N of M\")",
-                                severity_of(line), code="unreadable-figure"))
+                                severity_of.of_text(line, match["figure"]), code="unreadable-figure"))
     return problems
 
 
@@ -127,7 +127,8 @@ class Severity:
     """
 
     def __init__(self, strict: bool = False, ratchet: bool = False, changed: set[int] | None = None,
-                 new: set[int] | None = None, gate_changes: bool = False) -> None:
+                 new: set[int] | None = None, gate_changes: bool = False, base: str | None = None) -> None:
+        self.base = base  # the doc at the base, for text the parser cannot read as a figure
         self.strict = strict
         self.ratchet = ratchet
         self.changed = changed
@@ -149,6 +150,11 @@ class Severity:
     def of(self, figure: Figure) -> str:
         """The severity an unverified figure gets."""
         return "error" if self.strict or (self.ratchet and self.gate_changes and self.is_new(figure)) else "warning"
+
+    def of_text(self, line: int, text: str) -> str:
+        """The severity of a finding about ``text`` on ``line``: new text on a changed line is held to the ratchet."""
+        old = self.base is not None and text in self.base
+        return "error" if self.strict or (self.ratchet and self.is_changed(line) and not old) else "warning"
 
     def __call__(self, line: int) -> str:
         return "error" if self.strict or (self.ratchet and self.is_changed(line)) else "warning"

@@ -41,6 +41,9 @@ class Exempt:
 
     reason: dict[int, str] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    #: Figures a marker directly follows ("3.2% <!-- not-a-finding: derived -->"): no anchor judges them. The
+    #: rest of a marker's clause is exempt only from coverage: an anchor that finds one of them wrong says so.
+    direct: set[int] = field(default_factory=set)
 
 
 def exemptions(doc: MarkdownDoc, path: str) -> Exempt:
@@ -62,6 +65,8 @@ def exemptions(doc: MarkdownDoc, path: str) -> Exempt:
                                           "sentence: put it right after the figures it covers", code="marker"))
         for figure in covered:
             found.reason[figure.start] = match["reason"].lower()
+        if covered and not doc.masked[covered[-1].end:comment.start].strip(" \t\n*_"):
+            found.direct.add(covered[-1].start)
     for sentence in doc.sentences:
         if sentence.kind == "heading" and _SECTION_RE.match(doc.masked[sentence.start:sentence.end]):
             for figure in doc.figures_in(sentence.start, sentence.end)[:1]:

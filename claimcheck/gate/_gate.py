@@ -134,7 +134,8 @@ def check_docs(
         lines = changed.get(path.resolve(), set()) if changed_since else set()
         new = _new_figures(doc, bases.get(path.resolve()), lines) if changed_since else None
         full = strict or (strict_paths is not None and strict_paths.is_strict(path))
-        severity = Severity(full, strict_changed and changed_since is not None, lines, new, changed_since is not None)
+        severity = Severity(full, strict_changed and changed_since is not None, lines, new, changed_since is not None,
+                            bases.get(path.resolve()))
         _check_doc(report, doc, label, index, evidence, reports_dir, strict, allow_missing, severity, marker_cache)
     report.problems.sort(key=lambda p: (p.path, p.line, p.column))
     return report
@@ -159,7 +160,7 @@ def _check_doc(report: GateReport, doc: MarkdownDoc, label: str, index: Mapping[
     found.extend(markers.problems)
     exempt = exemptions(doc, label)
     found.extend(exempt.problems)
-    marked = frozenset(markers.judged) | frozenset(exempt.reason)  # judged by its marker, or no finding
+    marked = frozenset(markers.judged) | frozenset(exempt.direct)  # judged by its marker, or marked no finding
     report.anchors += len(anchors)
     by_sentence: dict[int, list[Anchor]] = {}
     for anchor in anchors:
