@@ -26,7 +26,8 @@ Interval = tuple[float, float]
 
 _AT_LEAST = re.compile(r"(?:≥|>=|>|⩾|\bat least|\bmore than|\bover|\babove|\bexceeds?|\bno less than|\bbeyond)"
                        r"[\s*_~≈]*$", re.I)
-_AT_MOST = re.compile(r"(?:≤|<=|<|⩽|\bat most|\bless than|\bunder|\bbelow|\bup to|\bno more than|\bwithin)"
+_AT_MOST = re.compile(r"(?:≤|<=|<|⩽|\bat most|\bless than|\bunder|\bbelow|(?<!\badd )(?<!\badds )(?<!\badded )\bup to"
+                      r"|\bno more than|\bwithin)"
                       r"[\s*_~≈]*$", re.I)
 
 
