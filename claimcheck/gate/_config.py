@@ -6,7 +6,7 @@ are not gated unless listed::
 
     [tool.claimcheck.docs]
     paths = ["docs/findings", "README.md"]   # what `claimcheck docs` gates when given no path
-    strict = ["docs/findings"]               # where every figure must be verified or marked
+    strict = ["docs/findings"]               # always gated as with --strict: every figure verified or marked
 
 Without the table the gate reads ``docs`` and holds nothing to full coverage.
 """

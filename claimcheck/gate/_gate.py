@@ -96,7 +96,7 @@ def check_docs(
             run before the suite has; CI should never set it).
         strict_changed: the ratchet: figures new or changed since ``changed_since`` that are not
             verified or marked, and changed lines that cite an undecided claim, are errors.
-        strict_paths: the docs configuration whose ``strict`` paths hold every figure to full coverage.
+        strict_paths: the docs configuration whose ``strict`` paths are always gated as with ``strict``.
 
     Raises:
         GitError: ``changed_since`` names no commit, or a doc is outside a git work tree.
@@ -136,7 +136,7 @@ def check_docs(
         full = strict or (strict_paths is not None and strict_paths.is_strict(path))
         severity = Severity(full, strict_changed and changed_since is not None, lines, new, changed_since is not None,
                             bases.get(path.resolve()))
-        _check_doc(report, doc, label, index, evidence, reports_dir, strict, allow_missing, severity, marker_cache)
+        _check_doc(report, doc, label, index, evidence, reports_dir, full, allow_missing, severity, marker_cache)
     report.problems.sort(key=lambda p: (p.path, p.line, p.column))
     return report
 
