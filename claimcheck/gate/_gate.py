@@ -13,7 +13,6 @@ from claimcheck.figures import Figure, MarkdownDoc, read_markdown
 from claimcheck.outcome.policy import not_checked, overturned, standing, undecided
 from claimcheck.store import StoredResult
 from claimcheck.suggest import did_you_mean
-from claimcheck.verdict import Verdict
 
 from ._anchors import class_matches, figures_by_anchor, find_anchors, machines_named
 from ._binding import bind, inputs_of
@@ -21,10 +20,10 @@ from ._config import DocsConfig
 from ._changes import base_texts, changed_lines, new_figures
 from ._corrections import Fix, banner_above, corrected, correction_paragraph
 from ._coverage import Bound, Coverage, Severity, unreadable
-from ._evidence import Evidence, claim_verdict, suggested_sentence
+from ._evidence import Evidence, claim_verdict
 from ._exempt import exemptions
 from ._measured import check_markers
-from ._messages import disagreement, prose_banner
+from ._messages import disagreement, one_line_per_figure, prose_banner, verdict_message as _verdict_message, word as _word
 from ._model import Anchor, ClaimInfo, DOC_SUFFIXES, Problem, cites_badly, load_claim_index
 
 #: Findings that mean a cited claim has no decided result.
@@ -180,7 +179,7 @@ def _check_doc(report: GateReport, doc: MarkdownDoc, label: str, index: Mapping[
                 elif allow_missing and problem.code == "missing-result":
                     problem = dataclasses.replace(problem, severity="warning")
             found.append(problem)
-    found = _one_line_per_figure(found)
+    found = one_line_per_figure(found)
     found.extend(unreadable(doc, label, severity))
     found.extend(report.coverage.add(doc, label, bound, exempt.reason, undecided, markers.agreed, found, severity))
     report.problems.extend(found)
@@ -304,19 +303,6 @@ def _not_measurable_here(anchor: Anchor, claim: ClaimInfo, machine: str, committ
                     severity="warning", code="not-measurable")]
 
 
-def _one_line_per_figure(problems: list[Problem]) -> list[Problem]:
-    """A figure under an anchor naming several claims disagrees once, not once per claim."""
-    seen: set[tuple[int, int]] = set()
-    out = []
-    for problem in problems:
-        if problem.code == "disagrees":
-            if (problem.line, problem.column) in seen:
-                continue
-            seen.add((problem.line, problem.column))
-        out.append(problem)
-    return out
-
-
 def _run_machine(items: Sequence[StoredResult], evidence: Evidence) -> str:
     """The class the items were measured on (or the gating class)."""
     return items[0].machine_class if items else (evidence.gating_class or "no machine class")
@@ -402,23 +388,3 @@ def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items
                                           "`<!-- measured: ID on CLASS -->`", severity="error" if strict else "warning",
                         code="unconfirmed")]
     return None
-
-
-def _word(verdict: Verdict | None) -> str:
-    return verdict.value if verdict is not None else "missing"
-
-
-def _verdict_message(claim: ClaimInfo, verdict: Verdict | None, items: Sequence[StoredResult], machine: str,
-                     evidence: Evidence, reports_dir: str | Path | None) -> str:
-    if verdict is None:
-        if evidence.store is None:
-            where = f" at {evidence.label}" if evidence.label else ""
-            return f"claim `{claim.id}` has no result on {machine} (no evidence store{where})"
-        return f"claim `{claim.id}` has no result on {machine}; run it before a doc cites it"
-    reason = next((" ".join(i.reason.split()) for i in items if i.verdict is verdict and i.reason), "")
-    reason = reason if len(reason) <= 240 else reason[:239] + "…"
-    message = f"claim `{claim.id}` is {verdict.value} on {machine}" + (f": {reason}" if reason else "")
-    suggestion = suggested_sentence(reports_dir, claim.id, verdict)
-    if suggestion and len(suggestion) <= 240 and "{'" not in suggestion:  # a short sentence, never a repr
-        message += f"; suggested: {suggestion}"
-    return message

@@ -8,12 +8,15 @@ only where a claim is overturned (:mod:`._gate`), never for a typo.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Sequence
 
 from claimcheck.figures import Figure, UnitError, compatible, convert, family_of, format_value
 from claimcheck.store import StoredResult
+from claimcheck.verdict import Verdict
 
 from ._agreement import item_interval
+from ._evidence import Evidence, suggested_sentence
 
 from ._binding import Binding
 from ._model import ClaimInfo, Problem
@@ -122,3 +125,36 @@ def prose_banner(claim: ClaimInfo, items: Sequence[StoredResult], machine: str, 
                 f"{found or 'no value'} (claim `{claim.id}`), not what the sentence below prints.")
     return (f"> **{today} CORRECTION ({machine})** — measured {found or 'no value'} (claim `{claim.id}`); "
             "the sentence below does not hold there.")
+
+
+def one_line_per_figure(problems: list[Problem]) -> list[Problem]:
+    """A figure under an anchor naming several claims disagrees once, not once per claim."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for problem in problems:
+        if problem.code == "disagrees":
+            if (problem.line, problem.column) in seen:
+                continue
+            seen.add((problem.line, problem.column))
+        out.append(problem)
+    return out
+
+
+def word(verdict: Verdict | None) -> str:
+    return verdict.value if verdict is not None else "missing"
+
+
+def verdict_message(claim: ClaimInfo, verdict: Verdict | None, items: Sequence[StoredResult], machine: str,
+                     evidence: Evidence, reports_dir: str | Path | None) -> str:
+    if verdict is None:
+        if evidence.store is None:
+            where = f" at {evidence.label}" if evidence.label else ""
+            return f"claim `{claim.id}` has no result on {machine} (no evidence store{where})"
+        return f"claim `{claim.id}` has no result on {machine}; run it before a doc cites it"
+    reason = next((" ".join(i.reason.split()) for i in items if i.verdict is verdict and i.reason), "")
+    reason = reason if len(reason) <= 240 else reason[:239] + "…"
+    message = f"claim `{claim.id}` is {verdict.value} on {machine}" + (f": {reason}" if reason else "")
+    suggestion = suggested_sentence(reports_dir, claim.id, verdict)
+    if suggestion and len(suggestion) <= 240 and "{'" not in suggestion:  # a short sentence, never a repr
+        message += f"; suggested: {suggestion}"
+    return message
