@@ -154,7 +154,16 @@ def _prefix_length(pattern: str, text: str) -> int:
 
 
 def _decimals(text: str) -> int:
-    return len(text.split(".", 1)[1]) if "." in text else 0
+    """Decimals printed; negative for the trailing zeros of a whole number of two or more significant digits.
+
+    "840" (GB/s) is "0.84" (TB/s) converted: both are good to ±5 GB/s, so a conversion keeps the
+    precision of the figure it converts. "100" or "5000" (one significant digit) stay exact to ±0.5.
+    """
+    if "." in text:
+        return len(text.split(".", 1)[1])
+    digits = text.replace(",", "")
+    significant = digits.rstrip("0")
+    return -(len(digits) - len(significant)) if len(significant) >= 2 else 0
 
 
 def _scan(text: str) -> list[_Token]:

@@ -13,6 +13,8 @@ from typing import Sequence
 from ._model import Problem
 
 FORMATS = ("github",)
+#: GitHub shows at most 10 error annotations of a step on the diff; the rest are in the job summary.
+CAP = 10
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 TITLE = "claimcheck docs"
 
@@ -40,7 +42,7 @@ def summary_markdown(problems: Sequence[Problem], headline: str) -> str:
         lines += ["| | where | finding |", "|---|---|---|"]
         for problem in problems:
             mark = "❌" if problem.severity == "error" else "⚠️"
-            message = problem.message.replace("|", "\\|").replace("\n", " ")
+            message = problem.message.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
             lines.append(f"| {mark} | `{problem.path}:{problem.line}` | {message} |")
         lines.append("")
     return "\n".join(lines) + "\n"
@@ -54,4 +56,8 @@ def emit(problems: Sequence[Problem], headline: str, fmt: str) -> list[str]:
     if summary:
         with Path(summary).open("a", encoding="utf-8") as handle:
             handle.write(summary_markdown(problems, headline))
-    return [github_annotation(problem) for problem in problems]
+    ranked = sorted(problems, key=lambda p: (p.severity != "error", p.path, p.line, p.column))
+    lines = [github_annotation(problem) for problem in ranked[:CAP]]
+    if len(ranked) > CAP:
+        lines.append(f"::notice title={TITLE}::{len(ranked) - CAP} more in the job summary")
+    return lines

@@ -55,3 +55,50 @@ def changed_lines(paths: Sequence[Path], ref: str) -> dict[Path, set[int] | None
         for file, rel in zip(files, relative):
             out[file] = None if rel in untracked else changed.get(rel, set())
     return out
+
+
+def _base(root: Path, ref: str) -> str:
+    """The merge base of ``ref`` and HEAD (``ref`` itself when they share no history)."""
+    try:
+        return _git(root, "merge-base", ref, "HEAD").strip()
+    except GitError:
+        return ref
+
+
+def base_texts(paths: Sequence[Path], ref: str) -> dict[Path, str | None]:
+    """Each doc as it was at the merge base of ``ref`` and HEAD; ``None`` where it did not exist there."""
+    out: dict[Path, str | None] = {}
+    for path in paths:
+        root = Path(_git(path.parent if path.parent != Path("") else Path("."), "rev-parse", "--show-toplevel").strip())
+        relative = path.resolve().relative_to(root).as_posix()
+        try:
+            out[path.resolve()] = _git(root, "show", f"{_base(root, ref)}:{relative}")
+        except GitError:
+            out[path.resolve()] = None
+    return out
+
+
+def new_figures(figures: Sequence[tuple[int, int, str]], old: Sequence[str] | None,
+                changed: set[int] | None) -> set[int] | None:
+    """Starts of the figures new or changed since the base: the ratchet compares figures, not lines.
+
+    ``figures`` are ``(start, line, text)`` of the doc now, ``old`` the figure texts at the base
+    (``None``: the doc is new). A figure on an unchanged line is old; one on a changed line is
+    old when the base had that figure more times than the unchanged lines still hold it (a
+    reworded sentence keeps its figures), else new.
+    """
+    if old is None or changed is None:
+        return None
+    from collections import Counter
+
+    available = Counter(old)
+    available.subtract(text for _, line, text in figures if line not in changed)
+    new: set[int] = set()
+    for start, line, text in figures:
+        if line not in changed:
+            continue
+        if available[text] > 0:
+            available[text] -= 1
+        else:
+            new.add(start)
+    return new

@@ -10,7 +10,10 @@ from typing import Sequence
 
 from claimcheck.store import EvidenceStore
 
+from claimcheck.project_config import ProjectConfigError
+
 from ._annotations import FORMATS, emit
+from ._config import read_config
 from ._changes import GitError
 from ._evidence import Evidence
 from ._corrections import insert_banners
@@ -22,7 +25,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="claimcheck docs",
         description="Check that doc sentences citing claims (<!-- claim: ID -->) agree with the latest evidence.",
     )
-    parser.add_argument("paths", nargs="*", default=["docs"], help="Markdown files or folders (default: docs)")
+    parser.add_argument("paths", nargs="*", default=None,
+                        help="Markdown files or folders (default: [tool.claimcheck.docs] paths, else docs)")
     parser.add_argument("--evidence", choices=EVIDENCE_KINDS, default=None,
                         help="what the figures are judged against: committed (the committed profiles in "
                              "reports/profiles, the default) or local (reports/claimcheck.sqlite, this machine's runs)")
@@ -33,10 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--changed-since", metavar="REF", default=None,
                         help="also report figures on lines changed since REF that cite no claim")
     parser.add_argument("--strict", action="store_true",
-                        help="unanchored figures and inconclusive claims are errors, not warnings")
+                        help="every figure not verified nor marked not-a-finding, anywhere, and every inconclusive "
+                             "claim cited, is an error")
     parser.add_argument("--strict-changed", action="store_true",
-                        help="with --changed-since: figures on changed lines that cite no claim, cite an undecided "
-                             "one or cannot be read are errors; untouched lines keep their warnings")
+                        help="needs --changed-since: figures new or changed since REF that are not verified nor "
+                             "marked, and changed lines citing an undecided claim, are errors")
+    parser.add_argument("--list-unverified", action="store_true",
+                        help="print every figure neither verified nor marked not-a-finding, at file:line:col")
     parser.add_argument("--claims", action="append", default=None, metavar="PATH",
                         help="claim files or folders (repeatable; default: claims)")
     parser.add_argument("--reports", default="reports", metavar="DIR",
@@ -98,6 +105,16 @@ def _headline(label: str, evidence: Evidence) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """``claimcheck docs``: exit 0 when the docs agree with the evidence, 1 when not, 2 when it cannot tell."""
     args = _parser().parse_args(argv)
+    if args.strict_changed and not args.changed_since:
+        print("claimcheck docs: --strict-changed needs --changed-since REF (the base the changes are read from)",
+              file=sys.stderr)
+        return 2
+    try:
+        args.config = read_config(".")
+    except ProjectConfigError as error:
+        print(f"claimcheck docs: {error}", file=sys.stderr)
+        return 2
+    args.paths = args.paths or list(args.config.paths)
     with tempfile.TemporaryDirectory(prefix="claimcheck-docs-") as scratch:
         return _gate(args, Path(scratch))
 
@@ -140,7 +157,11 @@ def _gate(args: argparse.Namespace, scratch: Path) -> int:
             if each is not None:
                 each.close()
     for problem in report.problems:
-        print(problem)
+        if not (args.list_unverified and problem.code == "unverified"):
+            print(problem)
+    if args.list_unverified:
+        for problem in report.coverage.unverified_list:
+            print(f"{problem.path}:{problem.line}:{problem.column}: unverified: {problem.message}")
     errors, warnings = len(report.errors), len(report.warnings)
     headline = (f"{report.anchors} claim anchor(s) in {report.docs} doc(s) on "
                 f"{report.gating_class or 'no machine class'}: {errors} error(s), {warnings} warning(s)")
@@ -158,4 +179,4 @@ def _gate(args: argparse.Namespace, scratch: Path) -> int:
 def _check(args: argparse.Namespace, evidence: Evidence) -> GateReport:
     return check_docs(args.paths, evidence, claim_paths=args.claims or ["claims"], machine_class=args.machine_class,
                       changed_since=args.changed_since, strict=args.strict, reports_dir=args.reports,
-                      allow_missing=args.allow_missing, strict_changed=args.strict_changed)
+                      allow_missing=args.allow_missing, strict_changed=args.strict_changed, strict_paths=args.config)

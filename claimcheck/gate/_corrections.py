@@ -47,6 +47,26 @@ def banner_above(doc: MarkdownDoc, sentence: Sentence) -> str | None:
     return lines[start].strip() if BANNER_RE.match(lines[start]) else None
 
 
+#: A paragraph that is itself a correction of the source: ``**Correction (arithmetic, any machine).** …`` or
+#: ``**Inconsistent within the source (…).** …``; its sentences quote the overturned figures to correct them.
+CORRECTION_PARAGRAPH_RE = re.compile(r"^\s*\*\*(?:Correction|Inconsistent within the source)\b[^*]*\*\*")
+
+
+def correction_paragraph(doc: MarkdownDoc, sentence: Sentence) -> bool:
+    """The sentence belongs to a paragraph that opens as a correction (bold "Correction (…)." lead)."""
+    lines = doc.text.split("\n")
+    first = _paragraph_first_line(lines, sentence.line - 1)
+    return bool(CORRECTION_PARAGRAPH_RE.match(lines[first]))
+
+
+def corrected(doc: MarkdownDoc, sentence: Sentence | None) -> bool:
+    """The sentence stands corrected in the doc: a banner above it, a strike-through, or a correction paragraph."""
+    if sentence is None:
+        return False
+    return banner_above(doc, sentence) is not None or struck_through(doc, sentence) or \
+        correction_paragraph(doc, sentence)
+
+
 def struck_through(doc: MarkdownDoc, sentence: Sentence) -> bool:
     """The sentence is struck through as a whole (``~~…~~``), the other way a doc withdraws a figure."""
     return bool(STRUCK_RE.match(doc.masked[sentence.start:sentence.end].strip()))

@@ -1,64 +1,101 @@
-"""How many of a doc's figures the gate vouches for, like a coverage line: verified, unanchored, undecided.
+"""How many of a doc's figures the gate vouches for: verified, not a finding, unverified, undecided.
 
-A ratchet needs a number to watch: ``figures: 412 · verified 301 · unanchored 111 · undecided 12``.
-A figure counts when it carries a unit (time, bandwidth, size, throughput, %, x, nats) or is a
-count "N of M"; it is *verified* when an anchor or a measured marker judged it and it agreed,
-*undecided* when its anchor cites a claim with no decided result, *unanchored* when nothing cites
-it. Figures an anchor judged and found wrong are errors, counted in the total only.
+A ratchet needs a number to watch: ``figures: 412 · verified 301 · not-a-finding 99 · unverified 12 ·
+undecided 0``. Every figure the parser reads counts (numbers with a unit, counts, bare numbers). A
+figure is *verified* when an anchor bound it (:mod:`._binding`) or a measured marker judged it and it
+agreed; *not a finding* when it is exempt for a written reason (:mod:`._exempt`); *undecided* when its
+anchor cites a claim with no decided result; *unverified* otherwise: unanchored, or anchored but not
+comparable with its claim. Figures found wrong are errors, counted in the total only.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable
 
 from claimcheck.figures import Figure, MarkdownDoc
 
-from ._model import PERFORMANCE_FAMILIES, Problem
+from ._model import Problem
+
+if TYPE_CHECKING:
+    from ._binding import Binding
 
 
-def counted(figure: Figure) -> bool:
-    """Whether a figure is one the coverage line counts (a unit, or a count "N of M")."""
-    if figure.kind == "count":
-        return figure.count_of is not None
-    return figure.unit is not None and figure.family in PERFORMANCE_FAMILIES
+class Bound:
+    """What the anchors of one doc made of each figure (by start): the best status over the claims citing it."""
+
+    RANK = {"verified": 2, "disagrees": 1, "not-compared": 0}
+
+    def __init__(self) -> None:
+        self.status: dict[int, tuple[str, str]] = {}  # figure start -> (status, claim ids)
+
+    def record(self, binding: Binding, claim_id: str) -> None:
+        """Keep the best status a claim gave the figure (verified over disagrees over not compared)."""
+        old = self.status.get(binding.figure.start)
+        if old is None or self.RANK[binding.status] > self.RANK[old[0]]:
+            self.status[binding.figure.start] = (binding.status, claim_id)
+        elif old[0] == binding.status == "not-compared" and claim_id not in old[1]:
+            self.status[binding.figure.start] = (old[0], f"{old[1]}, {claim_id}")
 
 
 @dataclass
 class Coverage:
-    """Figure counts over every doc gated."""
+    """Figure counts over every doc gated, and the unverified figures (for ``--list-unverified``)."""
 
     figures: int = 0
     verified: int = 0
-    unanchored: int = 0
+    not_a_finding: int = 0
+    unverified: int = 0
     undecided: int = 0
+    unverified_list: list[Problem] = field(default_factory=list)
 
     def line(self) -> str:
-        """``figures: 412 · verified 301 · unanchored 111 · undecided 12``."""
-        return (f"figures: {self.figures} · verified {self.verified} · unanchored {self.unanchored} · "
-                f"undecided {self.undecided}")
+        """``figures: 412 · verified 301 · not-a-finding 99 · unverified 12 · undecided 0``."""
+        return (f"figures: {self.figures} · verified {self.verified} · not-a-finding {self.not_a_finding} · "
+                f"unverified {self.unverified} · undecided {self.undecided}")
 
-    def add(self, doc: MarkdownDoc, anchored: Iterable[int], undecided: Iterable[int], marked: Iterable[int],
-            problems: Iterable[Problem]) -> None:
-        """Count one doc: ``anchored``/``undecided`` are sentence starts, ``marked`` figure starts."""
-        anchored, undecided, marked = set(anchored), set(undecided), set(marked)
-        wrong = {(p.line, p.column) for p in problems if p.code == "disagrees"}
+    def add(self, doc: MarkdownDoc, path: str, bound: Bound, exempt: Iterable[int], undecided: Iterable[int],
+            agreed: Iterable[int], problems: Iterable[Problem], severity: Severity) -> list[Problem]:
+        """Count one doc; returns the problems its unverified figures raise at ``severity``.
+
+        ``undecided`` are sentence starts; ``exempt`` and ``agreed`` (a measured marker agreed) figure starts.
+        """
+        exempt, undecided, agreed = set(exempt), set(undecided), set(agreed)
+        wrong = {(p.line, p.column) for p in problems if p.code in ("disagrees", "unreadable-figure")}
+        raised: list[Problem] = []
         for sentence in doc.sentences:
             for figure in doc.figures_in(sentence.start, sentence.end):
-                if not counted(figure):
-                    continue
                 self.figures += 1
-                if (figure.line, figure.column) in wrong:
+                status = bound.status.get(figure.start)
+                if (figure.line, figure.column) in wrong or (status is not None and status[0] == "disagrees"):
                     continue
-                if figure.start in marked:
+                if figure.start in agreed or (status is not None and status[0] == "verified"):
                     self.verified += 1
+                elif figure.start in exempt:
+                    self.not_a_finding += 1
                 elif sentence.start in undecided:
                     self.undecided += 1
-                elif sentence.start in anchored:
-                    self.verified += 1
                 else:
-                    self.unanchored += 1
+                    self.unverified += 1
+                    problem = _unverified(path, figure, status, severity)
+                    self.unverified_list.append(problem)
+                    if status is not None or severity.listed(figure):
+                        raised.append(problem)
+        return raised
+
+
+def _unverified(path: str, figure: Figure, status: tuple[str, str] | None, severity: Severity) -> Problem:
+    """``FIG is unverified: …`` (nothing cites it) or ``FIG not compared with ID: …`` (its claim cannot judge it)."""
+    text = " ".join(figure.text.split())
+    if status is not None:
+        message = (f"{text} not compared with {status[1]}: not in a unit the claim states or measures, nor "
+                   "one of its inputs; bind it or mark it `<!-- not-a-finding: REASON -->`")
+    else:
+        message = (f"{text} is unverified: cite the claim that checks it (`<!-- claim: ID -->`), mark what "
+                   "a run measured (`<!-- measured: ID on CLASS -->`) or why it is no finding "
+                   "(`<!-- not-a-finding: setup -->`)")
+    return Problem(path, figure.line, figure.column, message, severity.of(figure), code="unverified")
 
 
 # A number with a unit-like suffix ("12 GFLOP/s", "3 ops/ms") that the figure parser does not know.
@@ -77,37 +114,47 @@ def unreadable(doc: MarkdownDoc, path: str, severity_of: Severity) -> list[Probl
         problems.append(Problem(path, line, column, f"figure \"{match['figure']}\" cannot be read: unknown unit "
                                                     f"\"{match['unit']}\" (claimcheck.figures knows x, %, s, ms, µs, "
                                                     "GB/s, TB/s, tok/s, MiB, MB, nats and counts \"N of M\")",
-                                severity_of(line), code="unreadable-figure"))
+                                severity_of.of_text(line, match["figure"]), code="unreadable-figure"))
     return problems
 
 
-class Severity:
-    """``error`` everywhere under ``--strict``; under ``--strict-changed`` on changed lines only; else ``warning``."""
 
-    def __init__(self, strict: bool = False, ratchet: bool = False, changed: set[int] | None = None) -> None:
+class Severity:
+    """``error`` everywhere under ``--strict``; under ``--strict-changed`` for new or changed figures; else ``warning``.
+
+    ``new`` holds the starts of the figures new or changed since the base (``None``: all of them, a new
+    file); ``changed`` the changed lines, for findings that are not figures (anchors, unreadable units).
+    """
+
+    def __init__(self, strict: bool = False, ratchet: bool = False, changed: set[int] | None = None,
+                 new: set[int] | None = None, gate_changes: bool = False, base: str | None = None) -> None:
+        self.base = base  # the doc at the base, for text the parser cannot read as a figure
         self.strict = strict
         self.ratchet = ratchet
-        self.changed = changed  # None: the whole file is new (or no --changed-since: every line counts)
+        self.changed = changed
+        self.new = new
+        self.gate_changes = gate_changes
 
     def is_changed(self, line: int) -> bool:
         """Whether ``line`` changed (every line of a new file did)."""
         return self.changed is None or line in self.changed
 
+    def is_new(self, figure: Figure) -> bool:
+        """Whether the figure is new or changed since the base."""
+        return self.new is None or figure.start in self.new
+
+    def listed(self, figure: Figure) -> bool:
+        """Whether an unanchored figure is reported: under ``--strict``, or new since ``--changed-since``."""
+        return self.strict or (self.gate_changes and self.is_new(figure))
+
+    def of(self, figure: Figure) -> str:
+        """The severity an unverified figure gets."""
+        return "error" if self.strict or (self.ratchet and self.gate_changes and self.is_new(figure)) else "warning"
+
+    def of_text(self, line: int, text: str) -> str:
+        """The severity of a finding about ``text`` on ``line``: new text on a changed line is held to the ratchet."""
+        old = self.base is not None and text in self.base
+        return "error" if self.strict or (self.ratchet and self.is_changed(line) and not old) else "warning"
+
     def __call__(self, line: int) -> str:
         return "error" if self.strict or (self.ratchet and self.is_changed(line)) else "warning"
-
-
-def unanchored(doc: MarkdownDoc, path: str, severity: Severity, anchored: set[int]) -> list[Problem]:
-    """Figures on changed lines in sentences that cite no claim and carry no measured marker."""
-    problems = []
-    for sentence in doc.sentences:
-        if sentence.start in anchored:
-            continue
-        for figure in doc.figures_in(sentence.start, sentence.end):
-            if not counted(figure) or not severity.is_changed(figure.line):
-                continue
-            problems.append(Problem(path, figure.line, figure.column,
-                                    f"unanchored figure \"{figure.text}\" on a changed line: cite the claim that "
-                                    "checks it with <!-- claim: ID --> (or draft one: claimcheck extract)",
-                                    severity(figure.line), code="unanchored"))
-    return problems

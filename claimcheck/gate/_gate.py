@@ -13,15 +13,17 @@ from claimcheck.figures import Figure, MarkdownDoc, read_markdown
 from claimcheck.outcome.policy import not_checked, overturned, standing, undecided
 from claimcheck.store import StoredResult
 from claimcheck.suggest import did_you_mean
-from claimcheck.verdict import Verdict
 
 from ._anchors import class_matches, figures_by_anchor, find_anchors, machines_named
-from ._changes import changed_lines
-from ._corrections import Fix, banner_above, struck_through
-from ._evidence import Evidence, claim_verdict, suggested_sentence
-from ._coverage import Coverage, Severity, unanchored, unreadable
+from ._binding import bind, inputs_of
+from ._config import DocsConfig
+from ._changes import base_texts, changed_lines, new_figures
+from ._corrections import Fix, banner_above, corrected, correction_paragraph
+from ._coverage import Bound, Coverage, Severity, unreadable
+from ._evidence import Evidence, claim_verdict
+from ._exempt import exemptions
 from ._measured import check_markers
-from ._stated import against_measured, against_stated, comparable
+from ._messages import disagreement, one_line_per_figure, prose_banner, verdict_message as _verdict_message, word as _word
 from ._model import Anchor, ClaimInfo, DOC_SUFFIXES, Problem, cites_badly, load_claim_index
 
 #: Findings that mean a cited claim has no decided result.
@@ -76,6 +78,7 @@ def check_docs(
     reports_dir: str | Path | None = "reports",
     allow_missing: bool = False,
     strict_changed: bool = False,
+    strict_paths: DocsConfig | None = None,
 ) -> GateReport:
     """Check every claim anchor (and, with ``changed_since``, every changed figure) in ``paths``.
 
@@ -90,8 +93,9 @@ def check_docs(
         reports_dir: the reports folder, whose ``corrections/<id>.json`` replacement sentences are quoted.
         allow_missing: a claim with no result yet is a warning, not an error (for local hooks
             run before the suite has; CI should never set it).
-        strict_changed: the ratchet: on lines changed since ``changed_since``, figures that cite no
-            claim, cite an undecided one or cannot be read are errors; other lines keep warnings.
+        strict_changed: the ratchet: figures new or changed since ``changed_since`` that are not
+            verified or marked, and changed lines that cite an undecided claim, are errors.
+        strict_paths: the docs configuration whose ``strict`` paths are always gated as with ``strict``.
 
     Raises:
         GitError: ``changed_since`` names no commit, or a doc is outside a git work tree.
@@ -117,6 +121,7 @@ def check_docs(
     files = doc_files(paths)
     report.docs = len(files)
     changed = changed_lines(files, changed_since) if changed_since and files else {}
+    bases = base_texts(files, changed_since) if changed_since and files else {}
     marker_cache: dict[int, Any] = {}
     for path in files:
         label = str(path)
@@ -126,22 +131,35 @@ def check_docs(
             report.problems.append(Problem(label, 1, 1, f"cannot read: {error}", code="doc-file"))
             continue
         lines = changed.get(path.resolve(), set()) if changed_since else set()
-        severity = Severity(strict, strict_changed and changed_since is not None, lines)
-        _check_doc(report, doc, label, index, evidence, reports_dir, strict, allow_missing, severity, marker_cache,
-                   changed_since is not None)
+        new = _new_figures(doc, bases.get(path.resolve()), lines) if changed_since else None
+        full = strict or (strict_paths is not None and strict_paths.is_strict(path))
+        severity = Severity(full, strict_changed and changed_since is not None, lines, new, changed_since is not None,
+                            bases.get(path.resolve()))
+        _check_doc(report, doc, label, index, evidence, reports_dir, full, allow_missing, severity, marker_cache)
     report.problems.sort(key=lambda p: (p.path, p.line, p.column))
     return report
 
 
+def _new_figures(doc: MarkdownDoc, base: str | None, lines: set[int] | None) -> set[int] | None:
+    """The figures of ``doc`` new or changed since its ``base`` text (:func:`new_figures`)."""
+    def text(figure: Figure) -> str:
+        return " ".join(figure.text.split())
+
+    old = [text(f) for f in read_markdown(base).figures] if base is not None else None
+    return new_figures([(f.start, f.line, text(f)) for f in doc.figures], old, lines)
+
+
 def _check_doc(report: GateReport, doc: MarkdownDoc, label: str, index: Mapping[str, ClaimInfo],
                evidence: Evidence, reports_dir: str | Path | None, strict: bool, allow_missing: bool,
-               severity: Severity, marker_cache: dict[int, Any], gate_changes: bool) -> None:
-    """One doc: its markers, its anchors, its unreadable figures, the unanchored ones on changed lines."""
+               severity: Severity, marker_cache: dict[int, Any]) -> None:
+    """One doc: its markers, its anchors, its unreadable figures, and every figure's coverage."""
     anchors, problems = find_anchors(doc, label)
     found: list[Problem] = list(problems)
     markers = check_markers(doc, label, evidence.store, index, marker_cache)
     found.extend(markers.problems)
-    marked = frozenset(markers.judged)
+    exempt = exemptions(doc, label)
+    found.extend(exempt.problems)
+    marked = frozenset(markers.judged) | frozenset(exempt.direct)  # judged by its marker, or marked no finding
     report.anchors += len(anchors)
     by_sentence: dict[int, list[Anchor]] = {}
     for anchor in anchors:
@@ -149,9 +167,11 @@ def _check_doc(report: GateReport, doc: MarkdownDoc, label: str, index: Mapping[
             by_sentence.setdefault(anchor.sentence.start, []).append(anchor)
     undecided: set[int] = set()
     wanted = report.fixes.setdefault(label, [])
+    bound = Bound()
     for anchor in anchors:
         siblings = by_sentence.get(anchor.sentence.start if anchor.sentence else -1, [])
-        for problem in _check_anchor(anchor, doc, index, evidence, reports_dir, siblings, strict, wanted, marked):
+        for problem in _check_anchor(anchor, doc, index, evidence, reports_dir, siblings, strict, wanted, marked,
+                                     bound):
             if problem.code in UNDECIDED and anchor.sentence is not None:
                 undecided.add(anchor.sentence.start)
                 if severity.ratchet and severity.is_changed(problem.line):
@@ -159,22 +179,18 @@ def _check_doc(report: GateReport, doc: MarkdownDoc, label: str, index: Mapping[
                 elif allow_missing and problem.code == "missing-result":
                     problem = dataclasses.replace(problem, severity="warning")
             found.append(problem)
+    found = one_line_per_figure(found)
     found.extend(unreadable(doc, label, severity))
-    if gate_changes:
-        found.extend(unanchored(doc, label, severity, set(by_sentence) | _marked_sentences(doc, marked)))
-    report.coverage.add(doc, by_sentence, undecided, marked, found)
+    found.extend(report.coverage.add(doc, label, bound, exempt.reason, undecided, markers.agreed, found, severity))
     report.problems.extend(found)
-
-
-def _marked_sentences(doc: MarkdownDoc, marked: frozenset[int]) -> set[int]:
-    """Sentences holding a figure a measured marker judged: those figures are anchored."""
-    return {s.start for s in doc.sentences if any(s.start <= offset < s.end for offset in marked)}
 
 
 def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInfo], evidence: Evidence,
                   reports_dir: str | Path | None, siblings: Sequence[Anchor], strict: bool = False,
-                  fixes: list[Fix] | None = None, marked: frozenset[int] = frozenset()) -> list[Problem]:
+                  fixes: list[Fix] | None = None, marked: frozenset[int] = frozenset(),
+                  bound: Bound | None = None) -> list[Problem]:
     where = (anchor.path, anchor.line, anchor.column)
+    bound = Bound() if bound is None else bound
     fixes = [] if fixes is None else fixes
     claim = index.get(anchor.claim_id)
     if claim is None:
@@ -186,12 +202,21 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
     if anchor.sentence is None:
         return []
     computed = evidence.computed(claim.id)
+    if correction_paragraph(doc, anchor.sentence):
+        # the doc's own correction of its source: whatever the verdict, each figure it quotes must be the
+        # source's (stated) figure, the computed or measured value, or an input
+        items = computed or evidence.latest(claim.id, evidence.gating_class)
+        return _compare_figures(anchor, doc, claim, items, _run_machine(items, evidence), siblings, index, evidence,
+                                marked, bound, corrected=True, computed=bool(computed))
     if computed:
         machine = f"{computed[0].machine_class} (computed; the same on every machine)"
         settled = _in_doc_correction(anchor, doc, claim, computed, machine, evidence, reports_dir, strict, fixes)
+        if settled == [] and corrected(doc, anchor.sentence):
+            return _compare_figures(anchor, doc, claim, computed, machine, siblings, index, evidence, marked, bound,
+                                    corrected=True, computed=True)
         if settled is not None:
             return settled
-        return _check_computed(anchor, doc, claim, computed, evidence, reports_dir, siblings, index, marked)
+        return _check_computed(anchor, doc, claim, computed, evidence, reports_dir, siblings, index, marked, bound)
     gating = evidence.gating_class
     gating_text = gating or "no machine class (the store has no runs)"
     named = machines_named(doc.masked[anchor.sentence.start:anchor.sentence.end])
@@ -201,6 +226,9 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
     verdict = claim_verdict(items)
 
     settled = _in_doc_correction(anchor, doc, claim, items, gating_text, evidence, reports_dir, strict, fixes)
+    if settled == [] and corrected(doc, anchor.sentence):
+        return _compare_figures(anchor, doc, claim, items, gating_text, siblings, index, evidence, marked, bound,
+                                corrected=True)
     if settled is not None:
         return settled
     if (verdict is None or not_checked(verdict)) and evidence.committed is not None:
@@ -230,30 +258,30 @@ def _check_anchor(anchor: Anchor, doc: MarkdownDoc, index: Mapping[str, ClaimInf
         compare_with = evidence.latest(claim.id, measured_on) if measured_on else []
         machine = measured_on or ", ".join(foreign_names)
     problems = _compare_figures(anchor, doc, claim, compare_with, machine, siblings, index, evidence, marked,
-                                hint=not foreign_names)
+                                bound, hint=not foreign_names)
     return problems + _not_shown_able_to_fail(anchor, claim, items, gating_text)
 
 
 def _compare_figures(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: Sequence[StoredResult],
                      machine: str, siblings: Sequence[Anchor], index: Mapping[str, ClaimInfo], evidence: Evidence,
-                     marked: frozenset[int], inputs: bool = False, hint: bool = False) -> list[Problem]:
-    """Every figure of the anchor's share, two-sided: with the stated figure and with the measured interval."""
+                     marked: frozenset[int], bound: Bound, *, corrected: bool = False,
+                     hint: bool = False, computed: bool = False) -> list[Problem]:
+    """Bind every figure of the anchor's share (:func:`bind`); one line for each that disagrees."""
     problems = []
+    inputs = inputs_of(claim, items)
     for figure in figures_by_anchor(doc, siblings or [anchor]).get(anchor.offset, []):
-        if figure.start in marked or not comparable(figure, claim):
-            continue  # a figure with its own measured marker is judged by it; context figures are not claims
-        if inputs and _printed_input(figure, items):
+        if figure.start in marked:
+            continue  # a figure with its own measured marker is judged by it
+        binding = bind(figure, doc.masked, claim, items, corrected=corrected, inputs=inputs)
+        if binding.status == "disagrees" and _co_cited_agrees(figure, anchor, siblings, index, evidence, doc,
+                                                                         corrected):
+            binding = dataclasses.replace(binding, status="verified")
+        bound.record(binding, claim.id)
+        if binding.status != "disagrees":
             continue
-        stated = against_stated(figure, doc.masked, claim)
-        measured = against_measured(figure, doc.masked, items, claim)
-        if stated.agrees is not False and measured.agrees is not False:
-            continue
-        if _co_cited_agrees(figure, anchor, siblings, index, evidence, doc):
-            continue
-        advice = (" (if the figure is from another machine, name it in the sentence; if this suite measured it, "
-                  "mark it with <!-- measured: ID on CLASS -->)") if hint and measured.agrees is False else ""
-        problems.append(disagreement(anchor.path, figure, claim.id, stated.text, measured.text, machine,
-                                     _run_of(items), advice))
+        advice = ("; if it is another machine's figure, name it in the sentence"
+                  if hint and binding.measured is not None and binding.measured.agrees is False else "")
+        problems.append(disagreement(anchor.path, binding, claim, machine, _run_of(items), advice, computed))
     return problems
 
 
@@ -275,59 +303,39 @@ def _not_measurable_here(anchor: Anchor, claim: ClaimInfo, machine: str, committ
                     severity="warning", code="not-measurable")]
 
 
+def _run_machine(items: Sequence[StoredResult], evidence: Evidence) -> str:
+    """The class the items were measured on (or the gating class)."""
+    return items[0].machine_class if items else (evidence.gating_class or "no machine class")
+
+
 def _run_of(items: Sequence[StoredResult]) -> str:
     return ", ".join(sorted({item.run_id for item in items})) or "none"
 
 
-def disagreement(path: str, figure: Figure, claim_id: str, stated: str, measured: str, machine: str,
-                 run: str, advice: str = "") -> Problem:
-    """The one line a disagreeing figure gets, with the banner to paste for the class gated."""
-    shown = measured or "nothing"
-    message = (f"figure {figure.text} disagrees with {claim_id}: stated {stated or '(no figure)'} / measured "
-               f"{shown} on {machine} (run {run}){advice}")
-    if measured:
-        message += (f"; suggested: > **{date.today().isoformat()} CORRECTION ({machine})** — measured {measured}, "
-                    f"not {figure.text}.")
-    return Problem(path, figure.line, figure.column, message, code="disagrees")
-
-
 def _check_computed(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items: Sequence[StoredResult],
                     evidence: Evidence, reports_dir: str | Path | None, siblings: Sequence[Anchor],
-                    index: Mapping[str, ClaimInfo], marked: frozenset[int] = frozenset()) -> list[Problem]:
+                    index: Mapping[str, ClaimInfo], marked: frozenset[int] = frozenset(),
+                    bound: Bound | None = None) -> list[Problem]:
     """A claim computed exactly: its verdict and value hold on every machine, so the sentence's machine is moot."""
     where = (anchor.path, anchor.line, anchor.column)
     machine = f"{items[0].machine_class} (computed; the same on every machine)"
     verdict = claim_verdict(items)
     if cites_badly(verdict):
         return [Problem(*where, _verdict_message(claim, verdict, items, machine, evidence, reports_dir), code="verdict")]
-    problems = _compare_figures(anchor, doc, claim, items, machine, siblings, index, evidence, marked, inputs=True)
+    problems = _compare_figures(anchor, doc, claim, items, machine, siblings, index, evidence, marked,
+                                Bound() if bound is None else bound, computed=True)
     return problems + _not_shown_able_to_fail(anchor, claim, items, machine)
 
 
-def _printed_input(figure: Figure, items: Sequence[StoredResult]) -> bool:
-    """The figure is one of the printed inputs a computed claim was derived from (its probe parameters)."""
-    low, high = figure.interval(tolerant=True)
-    for item in items:
-        for value in item.params.values():
-            values = value if isinstance(value, (list, tuple)) else [value]
-            if any(isinstance(v, (int, float)) and not isinstance(v, bool) and low <= v <= high for v in values):
-                return True
-    return False
-
-
 def _co_cited_agrees(figure: Figure, anchor: Anchor, siblings: Sequence[Anchor], index: Mapping[str, ClaimInfo],
-                     evidence: Evidence, doc: MarkdownDoc) -> bool:
-    """Another claim of the same comment accounts for the figure (``<!-- claim: a, b -->`` with one figure each)."""
+                     evidence: Evidence, doc: MarkdownDoc, corrected: bool = False) -> bool:
+    """Another claim of the same comment binds the figure (``<!-- claim: a, b -->`` with one figure each)."""
     for other in siblings:
         info = index.get(other.claim_id)
         if other.offset != anchor.offset or other.claim_id == anchor.claim_id or info is None:
             continue
-        if not comparable(figure, info):
-            continue
         items = evidence.computed(info.id) or evidence.latest(info.id, evidence.gating_class)
-        stated = against_stated(figure, doc.masked, info)
-        measured = against_measured(figure, doc.masked, items, info)
-        if stated.agrees is not False and measured.agrees is not False and (stated.agrees or measured.agrees):
+        if bind(figure, doc.masked, info, items, corrected=corrected, inputs=inputs_of(info, items)).status == "verified":
             return True
     return False
 
@@ -359,42 +367,24 @@ def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items
     where = (anchor.path, anchor.line, anchor.column)
     verdict = claim_verdict(items)
     banner = banner_above(doc, anchor.sentence)
-    corrected = banner is not None or struck_through(doc, anchor.sentence)
     if verdict is not None and overturned(verdict):
-        if corrected:
+        if corrected(doc, anchor.sentence):
             return []
-        suggestion = suggested_sentence(reports_dir, claim.id, verdict)
-        if suggestion and suggestion.startswith("> "):
-            fixes.append(Fix(anchor.sentence.line, suggestion))
-        how = " (`claimcheck docs --fix` inserts the suggested one)" if suggestion else ""
-        message = (_verdict_message(claim, verdict, items, machine, evidence, reports_dir)
-                   + f"; its sentence needs a dated correction banner above it, or a strike-through{how}")
+        computed = bool(items) and all(item.result.deterministic for item in items)
+        fixes.append(Fix(anchor.sentence.line, prose_banner(claim, items, machine, computed, date.today().isoformat())))
+        message = (f"add a dated correction banner above this sentence (`claimcheck docs --fix` inserts one) or strike "
+                   f"it through: claim `{claim.id}` is {verdict.value} on {machine} — "
+                   + _verdict_message(claim, verdict, items, machine, evidence, None))
         return [Problem(*where, message, code="uncorrected")]
     if banner is not None and verdict is not None and standing(verdict):
         return [Problem(*where, f"a correction banner ({banner[:60]}) stands above a sentence citing claim "
                                 f"`{claim.id}`, which holds on {machine}; remove it, or anchor the claim it corrects",
                         code="needless-correction")]
     if verdict is not None and undecided(verdict):
-        return [Problem(*where, _verdict_message(claim, verdict, items, machine, evidence, reports_dir)
-                        + "; unconfirmed here, not overturned", severity="error" if strict else "warning",
+        message = _verdict_message(claim, verdict, items, machine, evidence, reports_dir)
+        if "not overturned" not in message:
+            message += "; unconfirmed here, not overturned"
+        return [Problem(*where, message + "; to clear it, drop the anchor or quote the run with "
+                                          "`<!-- measured: ID on CLASS -->`", severity="error" if strict else "warning",
                         code="unconfirmed")]
     return None
-
-
-def _word(verdict: Verdict | None) -> str:
-    return verdict.value if verdict is not None else "missing"
-
-
-def _verdict_message(claim: ClaimInfo, verdict: Verdict | None, items: Sequence[StoredResult], machine: str,
-                     evidence: Evidence, reports_dir: str | Path | None) -> str:
-    if verdict is None:
-        if evidence.store is None:
-            where = f" at {evidence.label}" if evidence.label else ""
-            return f"claim `{claim.id}` has no result on {machine} (no evidence store{where})"
-        return f"claim `{claim.id}` has no result on {machine}; run it before a doc cites it"
-    reason = next((" ".join(i.reason.split()) for i in items if i.verdict is verdict and i.reason), "")
-    message = f"claim `{claim.id}` is {verdict.value} on {machine}" + (f": {reason}" if reason else "")
-    suggestion = suggested_sentence(reports_dir, claim.id, verdict)
-    if suggestion:
-        message += f"; suggested: {suggestion}"
-    return message

@@ -25,7 +25,7 @@ class MarkerCheck:
 
     problems: list[Problem] = field(default_factory=list)
     judged: set[int] = field(default_factory=set)
-    verified: int = 0
+    agreed: set[int] = field(default_factory=set)
 
 
 def _within(figure: Figure, values: Sequence[quoted.Recorded]) -> bool:
@@ -81,7 +81,6 @@ def check_markers(doc: MarkdownDoc, path: str, store: EvidenceStore | None,
             found.problems.append(Problem(path, line, column, marker.message, code="marker"))
             continue
         figures = quoted.figures_before(doc, comment)
-        found.judged.update(f.start for f in figures)
         if store is None:
             found.problems.append(Problem(path, line, column, "measured marker: no evidence to check it against",
                                           code="marker"))
@@ -94,6 +93,7 @@ def check_markers(doc: MarkdownDoc, path: str, store: EvidenceStore | None,
         runs, results = picked
         values = quoted.recorded_values(results, marker)
         comparable = [f for f in figures if quoted.comparable(f, values)]
+        found.judged.update(f.start for f in comparable)
         if not comparable:
             found.problems.append(Problem(path, line, column, "marker follows no figure in the unit of what it names",
                                           code="marker"))
@@ -102,7 +102,7 @@ def check_markers(doc: MarkdownDoc, path: str, store: EvidenceStore | None,
         stated = "; ".join(index[i].figure for i in marker.items if i in index and index[i].figure) or "(no figure)"
         for figure in comparable:
             if quoted.agrees(figure, values) or _within(figure, values):
-                found.verified += 1
+                found.agreed.add(figure.start)
                 continue
             found.problems.append(Problem(
                 path, figure.line, figure.column,

@@ -26,7 +26,8 @@ Interval = tuple[float, float]
 
 _AT_LEAST = re.compile(r"(?:≥|>=|>|⩾|\bat least|\bmore than|\bover|\babove|\bexceeds?|\bno less than|\bbeyond)"
                        r"[\s*_~≈]*$", re.I)
-_AT_MOST = re.compile(r"(?:≤|<=|<|⩽|\bat most|\bless than|\bunder|\bbelow|\bup to|\bno more than|\bwithin)"
+_AT_MOST = re.compile(r"(?:≤|<=|<|⩽|\bat most|\bless than|\bunder|\bbelow|(?<!\badd )(?<!\badds )(?<!\badded )\bup to"
+                      r"|\bno more than|\bwithin)"
                       r"[\s*_~≈]*$", re.I)
 
 
@@ -63,6 +64,24 @@ def overlaps(a: Interval, b: Interval) -> bool:
     return a[0] <= b[1] + slack and b[0] <= a[1] + slack
 
 
+def fits(quoted: Interval, allowed: Interval, figure: Figure, text: str) -> bool:
+    """Whether a doc figure agrees with an allowed interval: a value overlaps it, a range lies inside it.
+
+    A range ("64–88%") states every value between its ends, so both ends, as printed, must lie in
+    the allowed band (already widened by the stated figure's printed precision); overlapping the
+    band is not agreeing with it. "About" ranges keep their 10% slack.
+    """
+    if not (figure.kind == "range" and bound_side(text, figure) is None):
+        return overlaps(quoted, allowed)
+    try:
+        exact = figure.interval(_unit_for(figure))
+    except UnitError:
+        return overlaps(quoted, allowed)
+    slack = 0.1 * max(abs(exact[0]), abs(exact[1])) if figure.approx else 0.0
+    return overlaps((exact[0], exact[0]), (allowed[0] - slack, allowed[1] + slack)) and overlaps(
+        (exact[1], exact[1]), (allowed[0] - slack, allowed[1] + slack))
+
+
 def stated_figures(claim: ClaimInfo) -> list[Figure]:
     """The claim's ``source.figure`` as figures; where none carries a unit ("≥ 2"), a bare number is in the claim's."""
     figures = parse_figures(claim.figure)
@@ -71,7 +90,7 @@ def stated_figures(claim: ClaimInfo) -> list[Figure]:
     return [dataclasses.replace(f, unit=claim.unit) if f.kind != "count" else f for f in figures]
 
 
-def _rule_interval(claim: ClaimInfo, unit: str | None) -> Interval | None:
+def rule_interval(claim: ClaimInfo, unit: str | None) -> Interval | None:
     """What the claim's check itself claims, in ``unit``: a band, or a one-sided bound."""
     if claim.check is None or claim.check.rule not in rules.names():
         return None
@@ -133,6 +152,8 @@ def comparable(figure: Figure, claim: ClaimInfo) -> bool:
     families = {family_of(_unit_for(f)) for f in stated_figures(claim)}
     if claim.unit:
         families.add(family_of(claim.unit))
+    elif claim.check is not None:
+        families.add("fraction")  # a check with no unit measures a plain number: a ratio ("854x" the ceiling)
     if figure.kind == "count" and figure.count_of is None:
         return "count" in families
     return any(compatible(family, other) for other in families if other)
@@ -154,8 +175,12 @@ def against_stated(figure: Figure, text: str, claim: ClaimInfo) -> Stated:
     except UnitError:
         return Stated(None, claim.figure)
     compared = False
-    band = _rule_interval(claim, unit)
-    if band is not None and math.isfinite(band[0]) and math.isfinite(band[1]) and overlaps(quoted, band):
+    band = rule_interval(claim, unit)
+    counts = [s for s in stated_figures(claim) if s.kind == "count" and s.count_of is not None]
+    if figure.kind == "count" and figure.count_of is not None and counts:
+        if not any(s.count_of == figure.count_of for s in counts):
+            return Stated(False, claim.figure)  # "N of M" compares M exactly: "10 of 22" is not "10 of 21"
+    if band is not None and math.isfinite(band[0]) and math.isfinite(band[1]) and fits(quoted, band, figure, text):
         return Stated(True, claim.figure)  # expected ± tolerance, an equivalence margin: the claim's own band
     for stated in stated_figures(claim):
         if stated.unit is None and stated.kind != "count":
@@ -169,7 +194,7 @@ def against_stated(figure: Figure, text: str, claim: ClaimInfo) -> Stated:
         except UnitError:
             continue
         compared = True
-        if overlaps(quoted, allowed):
+        if fits(quoted, allowed, figure, text):
             return Stated(True, claim.figure)
     if not compared:
         ratios = stated_ratios(claim)
@@ -179,10 +204,15 @@ def against_stated(figure: Figure, text: str, claim: ClaimInfo) -> Stated:
             except UnitError:
                 shown = []
             if shown:
-                return Stated(any(overlaps(quoted, r) for r in shown), claim.figure)
+                return Stated(any(fits(quoted, r, figure, text) for r in shown), claim.figure)
         if band is not None:
-            return Stated(overlaps(quoted, band), claim.figure or "(no figure)")
+            return Stated(fits(quoted, band, figure, text), claim.figure or "(no figure)")
     return Stated(False if compared else None, claim.figure)
+
+
+def item_is_computed(items: Sequence[StoredResult]) -> bool:
+    """Whether every item is a deterministic computation (its value is exact; no tolerance widens it)."""
+    return bool(items) and all(item.result.deterministic for item in items)
 
 
 def _tolerance(claim: ClaimInfo, unit: str | None) -> float:
@@ -202,6 +232,7 @@ class Measured:
 
     agrees: bool | None  # None: nothing measured in a unit the figure converts to
     text: str  # "11.2x [10.6x, 11.9x] n=24"
+    estimate: float | None = None  # the nearest item's estimate, in the figure's unit: what to write instead
 
 
 def against_measured(figure: Figure, text: str, items: Sequence[StoredResult], claim: ClaimInfo) -> Measured:
@@ -219,6 +250,8 @@ def against_measured(figure: Figure, text: str, items: Sequence[StoredResult], c
         interval = item_interval(item, unit, claim.unit)
         if interval is not None:
             low, high, estimate = interval
+            if item_is_computed([item]):  # the claim's rounding, never an equivalence margin wider than 2%
+                slack = min(_tolerance(claim, unit), 0.02 * max(abs(low), abs(high)))
             where = ", ".join(f"{k}={v}" for k, v in item.params.items()) if len(items) > 1 else ""
             found.append((low - slack, high + slack, estimate, item.decision.n if item.decision is not None else 0,
                           f" at {where}" if where else ""))
@@ -227,7 +260,12 @@ def against_measured(figure: Figure, text: str, items: Sequence[StoredResult], c
     shown = "; ".join(f"{format_value(est, unit) + ' ' if est is not None else ''}"
                       f"[{format_value(low, unit)}, {format_value(high, unit)}] n={n}{where}"
                       for low, high, est, n, where in found[:3]) + ("; ..." if len(found) > 3 else "")
+    middle = (quoted[0] + quoted[1]) / 2 if all(map(math.isfinite, quoted)) else None
+    estimates = [f[2] for f in found if f[2] is not None]
+    nearest = min(estimates, key=lambda v: abs(v - middle)) if estimates and middle is not None else \
+        (estimates[0] if estimates else None)
     if figure.is_range:
         span = (min(f[0] for f in found), max(f[1] for f in found))
-        return Measured(overlaps(quoted, span), shown)
-    return Measured(any(overlaps(quoted, (f[0], f[1])) for f in found), shown)
+        # a range contradicts the measured span only when apart from it
+        return Measured(overlaps(quoted, span), shown, nearest)
+    return Measured(any(overlaps(quoted, (f[0], f[1])) for f in found), shown, nearest)

@@ -226,9 +226,20 @@ def figures_before(doc: MarkdownDoc, comment: Comment) -> list[Figure]:
     for other in doc.comments:
         if sentence.start <= other.end <= comment.start and other is not comment:
             start = max(start, other.end)
-    clause = max(doc.masked.rfind(mark, start, comment.start) for mark in CLAUSE_MARKS)
+    inside = [(f.start, f.end) for f in doc.figures if start <= f.start < comment.start]
+    clause = max((at for mark in CLAUSE_MARKS for at in _finds(doc.masked, mark, start, comment.start)
+                  if not any(a <= at < b for a, b in inside)), default=-1)  # "3,400" is no clause
     start = max(start, clause + 1)
     return [figure for figure in doc.figures if start <= figure.start and figure.end <= comment.start]
+
+
+def _finds(text: str, mark: str, start: int, end: int) -> list[int]:
+    """Every offset of ``mark`` in ``text[start:end]``."""
+    found, at = [], text.find(mark, start, end)
+    while at >= 0:
+        found.append(at)
+        at = text.find(mark, at + 1, end)
+    return found
 
 
 #: Where a clause starts: a marker checks the figures of its own clause, not the source's figures before it.

@@ -41,7 +41,7 @@ def test_the_committed_findings_pass_on_the_committed_profiles(committed: Path, 
     assert code == 0, "\n".join(out)
     assert out[0].startswith("claimcheck docs: evidence committed (reports/profiles/cpu-epyc.sqlite, "
                              "reports/profiles/h200-cuda.sqlite); gating on machine class "), out[0]
-    assert re.match(r"^figures: \d+ · verified \d+ · unanchored \d+ · undecided \d+$", out[-1]), out[-1]
+    assert re.match(r"^figures: \d+ · verified \d+ · not-a-finding \d+ · unverified \d+ · undecided \d+$", out[-1]), out[-1]
 
 
 # (doc, text as committed, edited, expected line start): as-stated figures, a measured marker's
@@ -49,18 +49,17 @@ def test_the_committed_findings_pass_on_the_committed_profiles(committed: Path, 
 # a threshold but not the source's figure
 EDITS = [
     pytest.param(ROOFLINE, "reached 74–88% of", "reached 94–98% of",
-                 f"{ROOFLINE}:76:41: figure 94–98% disagrees with qmv-large-bw-m1max: stated qmv_fast reaches "
-                 "74–88% of raw machine bandwidth", id="as-stated"),
+                 f"{ROOFLINE}:76:41: 94–98% ≠ stated 74–88%: write 74–88% — claim `qmv-large-bw-m1max`", id="as-stated"),
     pytest.param(ROOFLINE, "the medians are 0.32x and", "the medians are 0.52x and",
                  f"{ROOFLINE}:83:59: figure 0.52x disagrees with qmv-large-bw-portable: stated ", id="measured-marker"),
     pytest.param(ROUTING, "10 of 21 alternatives", "11 of 21 alternatives",
-                 f"{ROUTING}:32:51: figure 11 of 21 disagrees with creative-fork-share: stated ", id="count"),
+                 f"{ROUTING}:32:51: 11 of 21 ≠ computed ", id="count"),
     pytest.param(ROOFLINE, "reached 74–88% of", "reached 0.94–0.98x of",
-                 f"{ROOFLINE}:76:41: figure 0.94–0.98x disagrees with qmv-large-bw-m1max: ", id="other-unit"),
+                 f"{ROOFLINE}:76:41: 0.94–0.98x ≠ stated 74–88%: write 74–88%", id="other-unit"),
     pytest.param(ROOFLINE, "ran about 1.5x slower", "ran about 1.1x slower",
-                 f"{ROOFLINE}:128:44: figure 1.1x disagrees with moe-gather-slower-than-qmm-m1max: ", id="threshold"),
+                 f"{ROOFLINE}:128:44: 1.1x ≠ stated ", id="threshold"),
     pytest.param(ROOFLINE, "ran about 1.5x slower", "ran about 30x slower",
-                 f"{ROOFLINE}:128:44: figure 30x disagrees with moe-gather-slower-than-qmm-m1max: ",
+                 f"{ROOFLINE}:128:44: 30x ≠ stated ",
                  id="claimed-side-but-not-the-source"),
 ]
 
@@ -80,7 +79,7 @@ def test_an_edited_figure_turns_the_gate_red_at_its_line_and_restoring_it_green(
     errors = [line for line in out if line.startswith("docs/") and ": warning: " not in line]
     assert code == 1 and len(errors) == 1, "\n".join(out)
     assert errors[0].startswith(expected), errors[0]
-    assert re.search(r" / measured .* on \S.* \(run \S.*\)", errors[0]), errors[0]
+    assert re.search(r"(measured|computed) .* on \S.* \(run \S.*\)|— claim `", errors[0]), errors[0]
     assert gate(committed, monkeypatch, capsys)[0] == 0
 
 

@@ -133,10 +133,11 @@ def test_wrong_quoted_number_fails_with_the_measured_interval(tmp_path, store_pa
     assert not report.ok
     (line,) = messages(report)
     # 0.41 [0.38, 0.44] as a ratio is 41% [38%, 44%] in the figure's unit
-    assert re.match(r"^.*finding\.md:3:15: figure 74% disagrees with qmv-large-bw: stated 74–88% of raw "
-                    r"machine bandwidth / measured 41% \[38%, 44%\] n=20 on cpu/Test CPU 9xxx/16-32GiB \(run run-1\)",
-                    line), line
-    assert "suggested: > **" in line and f"CORRECTION ({CPU})** — measured 41% [38%, 44%] n=20" in line
+    # the fix leads; no banner is offered for a figure (only for an overturned claim)
+    assert re.match(r"^.*finding\.md:3:15: 74% ≠ measured 41% \[38%, 44%\]: write 41% — claim `qmv-large-bw`: "
+                    r"stated \"74–88% of raw machine bandwidth\"; measured 41% \[38%, 44%\] n=20 on "
+                    r"cpu/Test CPU 9xxx/16-32GiB \(run run-1\)", line), line
+    assert "CORRECTION" not in line and len(line.split(" — ")[0].split(": ", 1)[1]) <= 200
 
 
 @pytest.mark.parametrize("quote", ["**80%**", "~76%", "0.80x", "74–88%", "at least 74%", "0.78–0.82"])
@@ -166,7 +167,8 @@ def test_a_figure_in_another_unit_than_the_claims_figure_is_compared(tmp_path, c
     for quote in ("1.5x", "150%"):
         wrong = gate(tmp_path, f"It is {quote} faster. <!-- claim: speedup -->\n", store, claims_dir)
         assert [p.code for p in wrong.errors] == ["disagrees"], (quote, messages(wrong))
-        assert f"figure {quote} disagrees with speedup: stated ≥ 2 / measured " in wrong.errors[0].message
+        assert wrong.errors[0].message.startswith(f"{quote} ≠ "), wrong.errors[0].message
+        assert "claim `speedup`: stated \"≥ 2\"; measured " in wrong.errors[0].message
 
 
 def test_a_figure_our_run_measured_is_checked_by_its_measured_marker(tmp_path, store_path, claims_dir):
@@ -246,7 +248,11 @@ def test_verdicts_that_are_not_holds_quote_the_suggested_sentence(tmp_path, clai
                                                                "replacement": "> CORRECTION:\n20%."}))
     report = gate(tmp_path, "qmv reaches 20%. <!-- claim: qmv-large-bw -->\n", store, claims_dir)
     (line,) = messages(report)
-    assert f"claim `qmv-large-bw` is {verdict} on {CPU}: {verdict} (test); suggested: > CORRECTION: 20%." in line
+    if verdict == "refuted":  # the fix leads; the banner --fix writes is the gate's own, in prose
+        assert line.split(": ", 1)[1].startswith("add a dated correction banner above this sentence"), line
+        assert f"claim `qmv-large-bw` is refuted on {CPU}: refuted (test)" in line
+    else:
+        assert f"claim `qmv-large-bw` is {verdict} on {CPU}: {verdict} (test); suggested: > CORRECTION: 20%." in line
 
 
 def test_missing_result_fails_unless_allowed(tmp_path, claims_dir):
@@ -354,8 +360,8 @@ def test_unanchored_figure_on_a_changed_line_is_reported(repo, store_path, claim
     assert report.ok
     found = [(Path(p.path).name, p.line, p.column, p.severity, p.code) for p in report.problems]
     # line 1 did not change; line 4 cites a claim; the untracked doc counts as changed
-    assert found == [("a.md", 3, 22, "warning", "unanchored"), ("new.md", 1, 16, "warning", "unanchored")]
-    assert "unanchored figure \"280 GB/s\"" in str(report.problems[0])
+    assert found == [("a.md", 3, 22, "warning", "unverified"), ("new.md", 1, 16, "warning", "unverified")]
+    assert "280 GB/s is unverified: cite the claim that checks it (`<!-- claim: ID -->`)" in str(report.problems[0])
     strict = run(strict=True)
     assert not strict.ok and {p.severity for p in strict.problems} == {"error"}
 
@@ -374,7 +380,7 @@ def test_command_line(tmp_path, store_path, claims_dir, capsys):
     args = [str(doc), "--store", str(store_path), "--claims", str(claims_dir), "--reports", str(tmp_path)]
     assert main(args) == 1
     out, err = capsys.readouterr()
-    assert f"{doc}:1:13: figure 74% disagrees" in out
+    assert f"{doc}:1:13: 74% ≠ measured 41% [38%, 44%]: write 41%" in out
     assert "1 claim anchor(s) in 1 doc(s) on cpu/Test CPU 9xxx/16-32GiB: 1 error(s)" in err
     doc.write_text("qmv reaches 80% of raw bandwidth. <!-- claim: qmv-large-bw -->\n", encoding="utf-8")
     assert main(args + ["--machine-class", M1]) == 0
@@ -408,7 +414,8 @@ def test_a_computed_claim_checks_figures_whatever_machine_the_sentence_names(tmp
     for options in ({}, {"machine_class": M1}, {"machine_class": CPU}):
         wrong = run("On the M1 Max, CPM5-1B streams 0.794 GB per token.", **options)
         assert [p.code for p in wrong.problems] == ["disagrees"], (options, messages(wrong))
-        assert "figure 0.794 GB disagrees with weights-gb: stated CPM5-1B 0.694 GB" in wrong.problems[0].message
+        assert wrong.problems[0].message.startswith("0.794 GB ≠ computed 0.694 GB [0.692 GB, 0.695 GB]: write 0.694 GB — "
+                                                    "claim `weights-gb`: stated \"CPM5-1B 0.694 GB\""), wrong.problems[0]
         assert "the same on every machine" in wrong.problems[0].message
     # a measured (not computed) figure still follows the machine the sentence names
     def measured(sentence: str):
@@ -475,7 +482,8 @@ def test_a_refuted_claim_needs_its_sentence_corrected_in_the_doc(tmp_path, claim
     sentence = "qmv reaches 20% of raw bandwidth. <!-- claim: qmv-large-bw -->\n"
     bare = gate(tmp_path, "# F\n\n" + sentence, store, claims_dir)
     assert [p.code for p in bare.errors] == ["uncorrected"]
-    assert "needs a dated correction banner above it, or a strike-through (`claimcheck docs --fix`" in bare.errors[0].message
+    assert bare.errors[0].message.startswith("add a dated correction banner above this sentence (`claimcheck docs "
+                                             "--fix` inserts one) or strike it through")
     assert gate(tmp_path, "# F\n\n" + BANNER + "\n\n" + sentence, store, claims_dir).ok
     assert gate(tmp_path, "# F\n\n~~qmv reaches 20% of raw bandwidth.~~ <!-- claim: qmv-large-bw -->\n", store,
                 claims_dir).ok
@@ -508,7 +516,12 @@ def test_fix_inserts_the_suggested_banner_and_the_gate_then_passes(tmp_path, cla
     assert main(args) == 1
     assert main([*args, "--fix"]) == 0
     assert "inserted 1 correction banner(s)" in capsys.readouterr().err
-    assert doc.read_text(encoding="utf-8").startswith("# F\n\n" + BANNER + "\n\nIntro.\nqmv reaches 20%")
+    text = doc.read_text(encoding="utf-8")
+    banner = text.split("\n")[2]
+    # a banner in prose: a date, the class, the measured figures with their units, no reprs
+    assert re.fullmatch(r"> \*\*\d{4}-\d\d-\d\d CORRECTION \(cpu/Test CPU 9xxx/16-32GiB\)\*\* — measured 0\.2x "
+                        r"\[0\.1x, 0\.25x\] \(claim `qmv-large-bw`\); the sentence below does not hold there\.", banner), banner
+    assert text.startswith("# F\n\n" + banner + "\n\nIntro.\nqmv reaches 20%")
     assert main([*args, "--fix"]) == 0 and doc.read_text(encoding="utf-8").count("CORRECTION") == 1
 
 

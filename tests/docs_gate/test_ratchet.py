@@ -60,13 +60,14 @@ def test_untouched_main_is_green_and_a_new_unanchored_figure_is_red_at_its_line(
     errors = [line for line in out if line.startswith("docs/") and ": warning: " not in line]
     assert code == 1
     assert errors == [
-        f"{ROOFLINE}:{at + 1}:24: unanchored figure \"312 GB/s\" on a changed line: cite the claim that checks it "
-        "with <!-- claim: ID --> (or draft one: claimcheck extract)",
+        f"{ROOFLINE}:{at + 1}:24: 312 GB/s is unverified: cite the claim that checks it (`<!-- claim: ID -->`), "
+        "mark what a run measured (`<!-- measured: ID on CLASS -->`) or why it is no finding "
+        "(`<!-- not-a-finding: setup -->`)",
         f"{ROOFLINE}:{at + 3}:20: figure \"7 ops/ms\" cannot be read: unknown unit \"ops/ms\" (claimcheck.figures "
         "knows x, %, s, ms, µs, GB/s, TB/s, tok/s, MiB, MB, nats and counts \"N of M\")",
     ], "\n".join(out)
     assert any(": warning: figure \"12 GFLOP/s\" cannot be read" in line for line in out), "untouched: a warning"
-    assert out[-1].startswith("figures: ") and " · unanchored " in out[-1]
+    assert out[-1].startswith("figures: ") and " · unverified " in out[-1]
 
 
 def _undecided_claim(root: Path) -> str:
@@ -102,3 +103,63 @@ def test_a_changed_line_citing_an_undecided_claim_is_red(repo: Path, monkeypatch
     assert f"claim `{claim}` is inconclusive on" in errors[0]
     assert any(f": warning: claim `{claim}` is inconclusive" in line for line in out), \
         "the same claim cited on an untouched line stays a warning"
+
+
+def _ci(root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> list[tuple[int, list[str]]]:
+    """Both CI steps of the docs-gate job: the findings at full coverage, then the figures changed since main."""
+    monkeypatch.chdir(root)
+    out = []
+    for args in (["docs/findings", "--strict", "--evidence", "committed", "--machine-class", GATE_CLASS],
+                 ["docs/findings", "--changed-since", "main", "--strict-changed", "--evidence", "committed",
+                  "--machine-class", GATE_CLASS]):
+        code = main(args)
+        out.append((code, capsys.readouterr().out.splitlines()))
+    return out
+
+
+GATE_CLASS = "cpu/AMD EPYC/16-32GiB"
+
+
+def test_the_ratchet_compares_figures_not_lines(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    doc = repo / ROOFLINE
+    text = doc.read_text(encoding="utf-8")
+    line = "The old table quoted 12 GFLOP/s."
+    # a prose edit on a line holding an old unanchored figure: the figure is not new, so nothing fails
+    doc.write_text(text.replace(line, "The older table had quoted 12 GFLOP/s."), encoding="utf-8")
+    code, out = run(repo, monkeypatch, capsys)
+    assert code == 0, "\n".join(out)
+    # the same line with a changed figure fails, at that figure
+    doc.write_text(text.replace(line, "The older table had quoted 14 GFLOP/s."), encoding="utf-8")
+    code, out = run(repo, monkeypatch, capsys)
+    errors = [o for o in out if o.startswith("docs/") and ": warning: " not in o]
+    assert code == 1 and len(errors) == 1 and "\"14 GFLOP/s\" cannot be read" in errors[0], "\n".join(out)
+
+
+def test_strict_changed_without_changed_since_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["docs/findings", "--strict-changed"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["claimcheck docs: --strict-changed needs --changed-since REF (the base the changes are read from)"]
+
+
+def test_the_banner_fix_writes_passes_the_ci_gate_unchanged(repo: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    doc = repo / ROOFLINE
+    text = doc.read_text(encoding="utf-8").replace("\nThe old table quoted 12 GFLOP/s.\n", "\n")
+    lines = text.split("\n")
+    banner = next(i for i, line in enumerate(lines) if line.startswith("> **") and "41.55%" in line)
+    del lines[banner:banner + 2]  # the committed banner and the blank line after it
+    doc.write_text("\n".join(lines), encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "main without the banner")
+    git(repo, "checkout", "-q", "-b", "pr")
+    assert [code for code, _ in _ci(repo, monkeypatch, capsys)] == [1, 1], "an uncorrected refuted claim fails"
+    monkeypatch.chdir(repo)
+    assert main(["docs/findings", "--fix", "--machine-class", GATE_CLASS]) == 0
+    capsys.readouterr()
+    inserted = next(line for line in doc.read_text(encoding="utf-8").split("\n")
+                    if line.startswith("> **") and "roofline-small-models-leave-30-40-pct" in line)
+    assert "{'" not in inserted and len(inserted) < 300, inserted
+    assert "%" in inserted, "the computed figure is written with its unit"
+    git(repo, "commit", "-q", "-am", "the banner --fix wrote")
+    for code, out in _ci(repo, monkeypatch, capsys):
+        assert code == 0, "\n".join(out)

@@ -71,7 +71,7 @@ def test_a_wrong_figure_pr_fails_the_docs_gate_at_its_line(gated_repo: tuple[Pat
     job = play(repo, job_name="docs-gate", env_extra={"GATE_CLASS": machine_class})
     assert job.exit_status == 1, job.output
     gate = job.step("python -m claimcheck.gate").output
-    assert f"{DOC}:{WEIGHTS_LINE}:" in gate and "figure 0.794 GB disagrees with pr-weights-gb: stated 0.694 GB" in gate
+    assert f"{DOC}:{WEIGHTS_LINE}:" in gate and "0.794 GB ≠ " in gate and "claim `pr-weights-gb`" in gate
     assert f"::error file={DOC},line={WEIGHTS_LINE}," in gate
     # a new unanchored figure on a changed line is red too (the ratchet)
     _edit(repo, "**0.794 GB**", "**0.694 GB**")
@@ -79,7 +79,7 @@ def test_a_wrong_figure_pr_fails_the_docs_gate_at_its_line(gated_repo: tuple[Pat
                             encoding="utf-8")
     commit(repo, "A new figure")
     ratchet = play(repo, job_name="docs-gate", env_extra={"GATE_CLASS": machine_class})
-    assert ratchet.exit_status == 1 and "unanchored figure \"312 GB/s\" on a changed line" in ratchet.output
+    assert ratchet.exit_status == 1 and "312 GB/s is unverified: cite the claim" in ratchet.output
 
 
 def test_a_first_run_on_a_new_machine_class_proposes_its_lock_section(pr_repo: Path) -> None:
