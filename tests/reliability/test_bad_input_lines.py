@@ -78,9 +78,9 @@ def test_publish_refuses_a_run_whose_session_did_not_finish(tmp_path: Path, caps
         store.record(run_id, synth.outcome(item="size_mib=64", verdict="holds", statistic=0.8, low=0.78, high=0.82))
         store.finish_run(run_id, complete=False)
     out = tmp_path / "reports"
-    assert main(["publish", "--store", str(store_path), "--out", str(out)]) == 2
+    assert main(["publish", "--store", str(store_path), "--out", str(out)]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"publish: run {run_id} is incomplete (its session did not finish)" in err
+    assert err.count("\n") == 1 and f"publish: refused: run {run_id} is incomplete (crashed, interrupted" in err, err
     assert not out.exists(), "nothing was written"
 
 
