@@ -165,10 +165,11 @@ def _rounds(ctx: ProbeContext, first: OpEntry, second: OpEntry, *, shape: Sequen
             for _ in range(warmup):
                 timer.evaluate(entry.fn(*inputs))
     for index in range(ctx.n):
-        inputs = first.make_inputs(shape, dtype, _round_key(ctx.seed, ctx.look, index))
+        # keyed on the sample's index in the look: a swept look's second call draws inputs of its own
+        inputs = first.make_inputs(shape, dtype, _round_key(ctx.seed, ctx.look, ctx.offset + index))
         results: dict[str, Any] = {}
         seconds: dict[str, list[float]] = {"a": [], "b": []}
-        for name in round_order(index, repeats):
+        for name in round_order(ctx.offset + index, repeats):
             entry = arms[name]
             start = timer.clock()
             output = entry.fn(*inputs)

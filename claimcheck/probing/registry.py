@@ -47,7 +47,11 @@ class ProbeContext:
     Attributes:
         n: samples wanted in this call (a probe may return more or fewer; the
             runner counts what came back).
-        look: 0-based index of this call within the item's sequential run.
+        look: 0-based index of this call's look within the item's sequential run.
+        offset: index within the look of this call's first sample. An ``over:`` sweep splits each
+            look into two calls per level (forward, then backward), so a probe that derives its
+            draws from the look must key sample ``i`` of a call on ``offset + i``: the look's
+            draws are then its own in each call, and the same as one call for the whole look.
         looks: how many looks the item's plan has (1: the design comes whole in one call; a
             probe over a fixed prompt selection measures it in groups only when there are more).
         seed: the run seed combined with the item id, stable across runs.
@@ -63,6 +67,7 @@ class ProbeContext:
 
     n: int = 1
     look: int = 0
+    offset: int = 0
     looks: int = 1
     seed: int = 0
     rng: random.Random = field(default_factory=random.Random)
