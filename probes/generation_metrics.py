@@ -24,8 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from claimcheck.harness.timing import mlx_core
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, mlx_core, probe
 
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, stop_token_ids
 from .generation_sets import SetMetrics, score_set

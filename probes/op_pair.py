@@ -13,9 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from claimcheck.errors import ProbeError
-from claimcheck.harness.timing import Timer, interleaved_order, mlx_core
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, ProbeError, Timer, interleaved_order, mlx_core, probe
 
 from .op_declarations import op_catalogue, op_pair_problems
 from .op_inputs import distribution, drawn_from
