@@ -11,9 +11,10 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 import warnings
-from types import ModuleType
+from types import CodeType, ModuleType
 
 # old name -> where it lives now (a package entry also maps its submodules)
 MOVED = {
@@ -57,6 +58,12 @@ class _Alias(importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         """The module is the one at its new name, already executed."""
+
+    def get_code(self, fullname: str) -> CodeType | None:
+        """The new module's code, for ``python -m <old name>`` (runpy runs it as ``__main__``)."""
+        spec = importlib.util.find_spec(self.new)
+        loader = spec.loader if spec is not None else None
+        return loader.get_code(self.new) if isinstance(loader, importlib.abc.InspectLoader) else None
 
 
 class MovedFinder(importlib.abc.MetaPathFinder):

@@ -57,3 +57,16 @@ def test_an_old_package_s_submodule_is_the_new_module_not_a_second_copy(monkeypa
 def test_current_names_give_no_warning() -> None:
     assert _moved.new_name("claimcheck.probing.registry") is None
     assert _moved.new_name("claimcheck.api") is None
+
+
+def test_the_old_docs_gate_module_still_runs_with_python_m(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-W", "always::DeprecationWarning", "-m", "claimcheck.docs_gate", "--help"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(root)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: claimcheck docs")
+    assert "`claimcheck.docs_gate` moved to `claimcheck.gate`" in done.stderr
