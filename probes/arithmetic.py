@@ -13,7 +13,7 @@ import itertools
 import math
 from typing import Any, Sequence
 
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, probe
 
 GIB = 1024**3
 MIB = 1024**2

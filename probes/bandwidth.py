@@ -12,7 +12,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from claimcheck.harness.timing import (
+from claimcheck.api import (
+    Output,
+    PackPlot,
+    ProbeContext,
     Timer,
     check_bandwidth,
     device_buffer,
@@ -20,10 +23,10 @@ from claimcheck.harness.timing import (
     host_read_seconds,
     interleaved_order,
     mlx_core,
+    probe,
     read_ceiling_gbps,
     reuse,
 )
-from claimcheck.probing.registry import Output, PackPlot, ProbeContext, probe
 
 
 def _random_words(mx: Any, shape: tuple[int, ...]) -> Any:

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from claimcheck.harness.timing import interleaved_order, mlx_core
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, interleaved_order, mlx_core, probe
 
 from .curve_text import DEFAULT_MODEL
 
@@ -62,7 +61,7 @@ def run_batch(lm: Any, prompts: Sequence[Sequence[int]], *, max_tokens: int, sam
     finally:
         generator.close()
     if produced != size * max_tokens or stats.generation_tokens != size * max_tokens:
-        from claimcheck.errors import ProbeError
+        from claimcheck.api import ProbeError
 
         raise ProbeError(
             f"batch of {size} produced {produced} tokens (mlx-lm counted {stats.generation_tokens}), "
@@ -101,7 +100,7 @@ def batched_generation(
     """
     if batch_size < 1 or (reference_batch_size is not None and reference_batch_size < 1):
         raise ValueError(f"batch sizes must be >= 1, got {batch_size} and {reference_batch_size}")
-    from claimcheck.models import load
+    from claimcheck.api import load
 
     lm = load(model, variant=variant)
     ctx.info.update(lm.info())

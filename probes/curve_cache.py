@@ -13,9 +13,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Mapping, Sequence
 
-from claimcheck.engine.cache import cached, lookup, results_dir
-from claimcheck.engine.exclusive import hold
-from claimcheck.probing.registry import Output, ProbeContext, ProbeFunction
+from claimcheck.api import Output, ProbeContext, ProbeFunction, cached, hold, lookup, results_dir
 
 
 def stored(ctx: ProbeContext, keys: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from claimcheck.probing.registry import ProbeContext
+from claimcheck.api import ProbeContext
 from .curve_prompts import CurvePrompt
 
 GROUPS_INFO = "prompt_groups"
@@ -23,7 +23,7 @@ def prompt_group(ctx: ProbeContext, chosen: Sequence[CurvePrompt]) -> list[Curve
 
     With a one-look plan (``ctx.looks == 1``, also a direct call) the whole selection comes at once.
     """
-    from claimcheck.probing.sampling.prompt_groups import PromptDealer
+    from claimcheck.api.sampling import PromptDealer
 
     if ctx.look == 0:
         ctx.info[GROUPS_INFO] = []

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from claimcheck.errors import ProbeError
+from claimcheck.api import ProbeError
 
 PROMPT_SET = Path(__file__).with_name("data") / "curve-prompts.yaml"
 POLES = ("creative", "advice", "factual")

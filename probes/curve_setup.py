@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from claimcheck.probing.registry import ProbeContext
+from claimcheck.api import ProbeContext
 from .curve_prompts import CurvePrompt, select_prompts
 from .curve_text import chat_ids, load_text_model, stop_token_ids
 

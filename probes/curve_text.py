@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from claimcheck.probing.registry import ProbeContext
+from claimcheck.api import ProbeContext
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 CACHE_VERSION = 1
@@ -17,12 +17,12 @@ CACHE_VERSION = 1
 
 def load_text_model(ctx: ProbeContext, model: str, variant: str | None) -> Any:
     """The model with its tokenizer; its identity and the BLAS in use go into the probe's info."""
-    from claimcheck.models import load
+    from claimcheck.api import load
 
     loaded = load(model, variant=variant, needs_text=True)
     ctx.info.update(loaded.info())
     try:
-        from claimcheck.harness.blas import ensure_fast_blas
+        from claimcheck.api import ensure_fast_blas
 
         ctx.info["blas"] = ensure_fast_blas().describe()
     except Exception:  # noqa: BLE001 - the BLAS note is informative only

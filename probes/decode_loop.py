@@ -24,9 +24,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from claimcheck.errors import ProbeError
-from claimcheck.harness.position import POSITION, positions_of
-from claimcheck.harness.timing import (
+from claimcheck.api import (
+    Output,
+    POSITION,
+    PackPlot,
+    ProbeContext,
+    ProbeError,
     Timer,
     check_bandwidth,
     device_buffer,
@@ -34,9 +37,10 @@ from claimcheck.harness.timing import (
     host_read_seconds,
     interleaved_order,
     mlx_core,
+    positions_of,
+    probe,
     read_ceiling_gbps,
 )
-from claimcheck.probing.registry import Output, PackPlot, ProbeContext, probe
 from .decode_schedules import Session, compare_arms, make_arm, output_name, padded, pipelined, repeated
 from .weight_bytes import account, kv_bytes_per_token
 
@@ -95,7 +99,7 @@ class DecodeState:
 
 
 def _load(model: str, variant: str | None, ctx: ProbeContext) -> Any:
-    from claimcheck.models import load
+    from claimcheck.api import load
 
     lm = load(model, variant=variant)
     ctx.info.update(lm.info() if hasattr(lm, "info") else {"model": lm.model_id, "variant": lm.variant, "weights_hash": lm.weights_hash})
@@ -232,7 +236,7 @@ def roofline(
     if read not in ("mlx", "best"):
         raise ValueError(f"`read` must be 'mlx' or 'best', got {read!r}")
     mlx_core()
-    from claimcheck.models.arrays import named_parameters
+    from claimcheck.api import named_parameters
 
     lm = _load(model, variant, ctx)
     sizes = {name: int(v.nbytes) for name, v in named_parameters(lm.model)}

@@ -13,8 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from claimcheck.errors import ProbeError
-from claimcheck.harness.timing import Clock, Interleaved, interleaved_order, spin
+from claimcheck.api import Clock, Interleaved, ProbeError, interleaved_order, spin
 
 SPIN_POINTS = ("build", "pre", "post")
 _CHAIN = re.compile(r"^chain-(\d+)$")

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, Callable, Mapping, Sequence
 
-from claimcheck.errors import ProbeError
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, ProbeError, probe
 from .curve_cache import cached_many, stored, whole_on_first_look
 from .curve_groups import GROUPS_INFO, prompt_group
 from .curve_prompts import ALL_POLES, CurvePrompt, select_prompts
@@ -30,7 +29,7 @@ SETTLE = "label"  # a branch stops once its label is decided (claimcheck.probing
 
 def trace_rules(genuine_p2: float) -> Any:
     """The trace thresholds of the original experiment, with the claim's genuine-alternative cut."""
-    from claimcheck.probing.sampling import TraceRules
+    from claimcheck.api.sampling import TraceRules
 
     return TraceRules(genuine_p2=float(genuine_p2))
 
@@ -68,7 +67,7 @@ def traces(
     ``passes`` (a :class:`claimcheck.probing.sampling.reference.ReferencePasses`) keeps the teacher-forced
     pass of each traced reference for a caller that reads the same references next.
     """
-    from claimcheck.probing.sampling.runs import bisector_traces
+    from claimcheck.api.sampling import bisector_traces
 
     rules = trace_rules(genuine_p2)
     ids = {p.id: chat_ids(lm.tokenizer, p.text) for p in prompts}
@@ -206,7 +205,7 @@ def fork_classifier(
     """Tell genuine forks from genuine re-merges by the local next-token distribution alone."""
     import numpy as np
 
-    from claimcheck.probing.sampling.classify import auc, jackknife_auc
+    from claimcheck.api.sampling import auc, jackknife_auc
 
     unknown = [f for f in features if f not in FEATURES + LEAKED_FEATURES]
     if unknown:

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from claimcheck.errors import Undecidable
-from claimcheck.probing.registry import ProbeContext, probe
+from claimcheck.api import ProbeContext, Undecidable, probe
 from .curve_text import DEFAULT_MODEL
 from .fork_map import _TRACE_OUTPUTS, bisector_trace
 

@@ -24,8 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from claimcheck.harness.timing import mlx_core
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, mlx_core, probe
 
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, stop_token_ids
 from .generation_sets import SetMetrics, score_set
@@ -212,7 +211,8 @@ def generation_metrics(
     """
     lm = load_text_model(ctx, model, variant)
     config = SamplerConfig(temp=temp, top_p=top_p, min_p=min_p, top_k=top_k, min_tokens_to_keep=min_tokens_to_keep)
-    seeds = [ctx.seed % SEEDS_PER_LOOK + ctx.look * SEEDS_PER_LOOK + i for i in range(ctx.n)]
+    # Draw i of the look is offset + i: a swept look's second call per level continues the first's seeds.
+    seeds = [ctx.seed % SEEDS_PER_LOOK + ctx.look * SEEDS_PER_LOOK + ctx.offset + i for i in range(ctx.n)]
     if prompts is not None:
         sets = measure_sets(lm, seeds, config=config, prompts=prompts, max_tokens=max_tokens,
                             repetition_n=repetition_n, stop_at_eos=stop_at_eos)

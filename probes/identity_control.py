@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
 from .curve_setup import prompt_run
 from .curve_text import DEFAULT_MODEL, model_key
@@ -16,8 +16,7 @@ from .curve_text import DEFAULT_MODEL, model_key
 
 def perturbed_policy(curve: str, perturb: float) -> Any:
     """The named curve with its interior knots raised by ``perturb`` in probability (ends kept)."""
-    from claimcheck.probing.sampling import curve_policy
-    from claimcheck.probing.sampling.curves import NAMED_CURVE_POINTS, TransferCurve
+    from claimcheck.api.sampling import NAMED_CURVE_POINTS, TransferCurve, curve_policy
 
     if curve not in NAMED_CURVE_POINTS:
         raise ValueError(f"`perturb` needs a named curve ({', '.join(sorted(NAMED_CURVE_POINTS))}), got {curve!r}")
@@ -58,7 +57,7 @@ def identity_control(
     ``perturb`` raises the curve's interior knots by that fraction in probability (y x (1 + perturb)),
     a slightly different curve: the positive control, which the comparison must tell apart.
     """
-    from claimcheck.probing.sampling import GenerationRequest, generate_batch, get_policy
+    from claimcheck.api.sampling import GenerationRequest, generate_batch, get_policy
 
     run = prompt_run(ctx, model, variant, prompts)
     chosen, lm, stops, ids = run.chosen, run.lm, run.stops, run.ids
@@ -72,7 +71,7 @@ def identity_control(
         requests = [GenerationRequest(prompt=ids[name], policy=curve_arm, seed=seed, max_tokens=int(max_tokens), tag=(name, seed),
                                       shadows=(reference_arm,))
                     for name in missing for seed in range(seeds)]
-        from claimcheck.probing.sampling.countdown import Countdown
+        from claimcheck.api.sampling import Countdown
 
         countdown = Countdown("identity control", "paired samples", len(requests), ctx.progress)
         countdown.start()

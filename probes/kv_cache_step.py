@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from claimcheck.errors import ProbeError
-from claimcheck.harness.timing import Timer, interleaved_order, mlx_core
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, ProbeError, Timer, interleaved_order, mlx_core, probe
 
 ARMS = ("concat", "kvcache", "rotating")
 

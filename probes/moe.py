@@ -21,8 +21,18 @@ import functools
 from pathlib import Path
 from typing import Any, Sequence
 
-from claimcheck.harness.timing import Timer, check_bandwidth, gbps, mlx_core, read_ceiling_gbps, reuse, spin
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import (
+    Output,
+    ProbeContext,
+    Timer,
+    check_bandwidth,
+    gbps,
+    mlx_core,
+    probe,
+    read_ceiling_gbps,
+    reuse,
+    spin,
+)
 
 ARMS = ("gather", "repeated", "dense", "merged")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from claimcheck.suggest import did_you_mean
+from claimcheck.api import did_you_mean
 
 from .op_inputs import distribution_problem
 from .op_registry import registered_ops

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from claimcheck.harness.timing import mlx_core
+from claimcheck.api import mlx_core
 
 Inputs = tuple[Any, ...]
 MakeInputs = Callable[[Sequence[int], str, Any], Inputs]

@@ -13,9 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from claimcheck.errors import ProbeError
-from claimcheck.harness.timing import Timer, interleaved_order, mlx_core
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, ProbeError, Timer, interleaved_order, mlx_core, probe
 
 from .op_declarations import op_catalogue, op_pair_problems
 from .op_inputs import distribution, drawn_from
@@ -165,10 +163,11 @@ def _rounds(ctx: ProbeContext, first: OpEntry, second: OpEntry, *, shape: Sequen
             for _ in range(warmup):
                 timer.evaluate(entry.fn(*inputs))
     for index in range(ctx.n):
-        inputs = first.make_inputs(shape, dtype, _round_key(ctx.seed, ctx.look, index))
+        # keyed on the sample's index in the look: a swept look's second call draws inputs of its own
+        inputs = first.make_inputs(shape, dtype, _round_key(ctx.seed, ctx.look, ctx.offset + index))
         results: dict[str, Any] = {}
         seconds: dict[str, list[float]] = {"a": [], "b": []}
-        for name in round_order(index, repeats):
+        for name in round_order(ctx.offset + index, repeats):
             entry = arms[name]
             start = timer.clock()
             output = entry.fn(*inputs)

@@ -30,9 +30,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from claimcheck.harness.timing import mlx_core
-from claimcheck.probing.registry import definition_source, same_definition
-from claimcheck.suggest import did_you_mean
+from claimcheck.api import definition_source, did_you_mean, mlx_core, same_definition
 from .op_inputs import (
     QUANT_BITS,
     QUANT_GROUP,

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from claimcheck.harness.timing import mlx_core
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, mlx_core, probe
 
 from .curve_text import DEFAULT_MODEL, load_text_model
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from claimcheck.errors import ProbeError
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, ProbeError, probe
 from .curve_cache import whole_on_first_look
 from .curve_text import DEFAULT_MODEL
 from .route_hazard import route_hazard

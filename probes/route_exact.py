@@ -21,8 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from claimcheck.errors import NotApplicable
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import NotApplicable, Output, ProbeContext, probe
 from .curve_text import DEFAULT_MODEL
 
 LABELS = ("FORK", "REMERGE")
@@ -59,7 +58,7 @@ def exact_counts(rows: np.ndarray, ref: Sequence[int], labels: Sequence[str], po
     ``rows[i]`` is the teacher-forced log-prob row of ``ref[i]``; the policy reshapes it exactly as
     it does when drawing (:meth:`Policy.log_weights`).
     """
-    from claimcheck.probing.sampling import log_softmax
+    from claimcheck.api.sampling import log_softmax
 
     n = min(len(ref), len(labels), len(rows))
     if n == 0:
@@ -148,8 +147,7 @@ def route_exact(
     sampled estimator's seeds leave nothing at risk, this one stays defined. Raises
     :class:`NotApplicable` when either policy's selectivity is undefined even so.
     """
-    from claimcheck.probing.sampling import ROUTE_POLICIES, get_policy
-    from claimcheck.probing.sampling.reference import ReferencePasses
+    from claimcheck.api.sampling import ROUTE_POLICIES, ReferencePasses, get_policy
     from .curve_setup import prompt_run
     from .fork_map import trace_keys, trace_rules, traces
     from .route_hazard import exact_values

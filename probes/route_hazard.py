@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from claimcheck.probing.registry import Output, PackPlot, ProbeContext, probe
+from claimcheck.api import Output, PackPlot, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
 from .curve_setup import PromptRun, prompt_run
 from .curve_text import DEFAULT_MODEL, model_key
@@ -20,8 +20,7 @@ from .fork_map import trace_keys, trace_rules, traces
 from .route_exact import ExactCounts, exact_counts, log_or_none
 
 if TYPE_CHECKING:
-    from claimcheck.probing.sampling.generate import Root
-    from claimcheck.probing.sampling.reference import ReferencePasses
+    from claimcheck.api.sampling import ReferencePasses, Root
 
 
 def route_values(
@@ -36,8 +35,7 @@ def route_values(
     trace_key_of: Mapping[str, dict[str, Any]],
 ) -> dict[str, Any]:
     """Per prompt and policy, the first departure of every seed and the coherence of fork departures (cached per prompt)."""
-    from claimcheck.probing.sampling import GenerationStats, get_policy
-    from claimcheck.probing.sampling.departures import first_departures, fork_departure_coherence
+    from claimcheck.api.sampling import GenerationStats, first_departures, fork_departure_coherence, get_policy
 
     lm, chosen, ids, stops = run.lm, run.chosen, run.ids, run.stops
     keys = {
@@ -73,7 +71,7 @@ def route_values(
                         })
                         owners.append((name, policy.name, seed, d))
             results[name] = per_policy
-        from claimcheck.probing.sampling.countdown import Countdown
+        from claimcheck.api.sampling import Countdown
 
         countdown = Countdown("route hazard", "fork departures continued", len(items), ctx.progress)
         countdown.start()
@@ -94,7 +92,7 @@ def exact_values(
     policy_names: Sequence[str], trace_key_of: Mapping[str, dict[str, Any]],
 ) -> dict[str, dict[str, ExactCounts]]:
     """Per prompt and policy, the exact (seedless) expected departures and at-risk mass (``probes/route_exact.py``)."""
-    from claimcheck.probing.sampling import get_policy
+    from claimcheck.api.sampling import get_policy
 
     keys = {p.id: model_key(run.lm) | {"probe": "route_exact", "trace": trace_key_of[p.id], "policies": sorted(policy_names)}
             for p in run.chosen}
@@ -153,9 +151,18 @@ def route_hazard(
     batch_size: int = 64,
 ) -> dict[str, list[float]]:
     """Departure hazards at FORK vs REMERGE positions under matched seeds, and fork-departure coherence."""
-    from claimcheck.probing.sampling import ROUTE_POLICIES, Counts, get_policy, hazard, jackknife_pseudovalues, sample_counts, selectivity
-    from claimcheck.probing.sampling.reference import ReferencePasses
-    from claimcheck.probing.sampling.routes import Value, ratio
+    from claimcheck.api.sampling import (
+        Counts,
+        ROUTE_POLICIES,
+        ReferencePasses,
+        Value,
+        get_policy,
+        hazard,
+        jackknife_pseudovalues,
+        ratio,
+        sample_counts,
+        selectivity,
+    )
 
     for name in (policy, reference_policy):
         get_policy(name)  # fail fast on a typo

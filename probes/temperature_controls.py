@@ -47,8 +47,14 @@ def policy_arm(
     stop_at_miss: bool,
 ) -> list[dict[str, Any]]:
     """The search's sample rows, drawn with ``policy`` at ``seeds`` (same fields as the temperature rows)."""
-    from claimcheck.probing.sampling import GenerationRequest, generate_batch
-    from claimcheck.probing.sampling.runs import can_still_match, common_prefix, content_recall, normalize_text
+    from claimcheck.api.sampling import (
+        GenerationRequest,
+        can_still_match,
+        common_prefix,
+        content_recall,
+        generate_batch,
+        normalize_text,
+    )
 
     target_text = target["text"]
 
@@ -83,7 +89,7 @@ def own_seed_divergence(
     A seeded draw that does not give itself back means the backend's sampling depends on more
     than the seed (on CUDA, on the batch the draw shared), so an exact match cannot be counted.
     """
-    from claimcheck.probing.sampling import GenerationRequest, generate_batch
+    from claimcheck.api.sampling import GenerationRequest, generate_batch
 
     again = generate_batch(model, [GenerationRequest(prompt=prompt, policy=policy, seed=int(seed), max_tokens=len(target["tokens"]))],
                            stop_ids=(), ban_ids=ban_ids)[0]
@@ -99,7 +105,7 @@ def prefix_log10(rows: np.ndarray, tokens: Sequence[int], policy: Any, ban_ids: 
     ``rows[i]`` are the model's log-probs of token ``i`` given the prompt and ``tokens[:i]``; the
     banned ids are removed and the rest renormalised, as generation does before the policy applies.
     """
-    from claimcheck.probing.sampling import log_softmax
+    from claimcheck.api.sampling import log_softmax
 
     lp = np.array(rows, dtype=np.float64)
     if len(ban_ids):

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from claimcheck.errors import ProbeError, Undecidable
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, ProbeError, Undecidable, probe
 
 from .curve_cache import whole_on_first_look
 from .temperature_search import SEARCH, SearchDesign, record_search, run_search

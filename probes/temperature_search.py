@@ -17,8 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from claimcheck.errors import ProbeError, Undecidable
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import Output, ProbeContext, ProbeError, Undecidable, probe
 from .curve_cache import cached_many, whole_on_first_look
 from .temperature_controls import (
     exact_match_log10, likely_prefix_length, own_seed_divergence, policy_arm, prefix_log10, search_seeds,
@@ -120,7 +119,7 @@ def at_likely_length(ctx: ProbeContext, design: SearchDesign) -> SearchDesign:
     """
     if design.likely_prefix <= 0:
         return design
-    from claimcheck.probing.sampling import teacher_forced_logprobs
+    from claimcheck.api.sampling import teacher_forced_logprobs
 
     full = run_search(ctx, design.twin())
     tokens = [int(t) for t in full.result["target"]["tokens"]]
@@ -137,8 +136,7 @@ def at_likely_length(ctx: ProbeContext, design: SearchDesign) -> SearchDesign:
 
 def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64) -> SearchRun:
     """Draw (or read from the cache) the target and the sweep; fail unless the target's own seed gives it back."""
-    from claimcheck.probing.sampling import get_policy
-    from claimcheck.probing.sampling.runs import temperature_search as search
+    from claimcheck.api.sampling import get_policy, temperature_search as search
 
     chosen = one_prompt(design.prompt)
     target = get_policy(design.target_policy)
@@ -182,7 +180,7 @@ def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64)
 
 def record_search(ctx: ProbeContext, run: SearchRun) -> None:
     """The search's evidence: exact-match odds per policy, the target, per-temperature counts, the closest samples."""
-    from claimcheck.probing.sampling import teacher_forced_logprobs, temperature_policy
+    from claimcheck.api.sampling import teacher_forced_logprobs, temperature_policy
 
     rows, tokens = run.rows, run.result["target"]["tokens"]
     forced = teacher_forced_logprobs(run.lm.model, run.ids, tokens)

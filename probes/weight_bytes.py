@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from claimcheck.errors import NotApplicable, ProbeError
-from claimcheck.probing.registry import Output, ProbeContext, probe
+from claimcheck.api import NotApplicable, Output, ProbeContext, ProbeError, probe
 
 DTYPE_BYTES = {
     "F64": 8, "I64": 8, "U64": 8,
@@ -194,7 +193,7 @@ def _sizes_and_config(model: str | None, variant: str | None, path: str | None, 
     if path is not None:
         model_dir = Path(path)
     else:
-        from claimcheck.models import load
+        from claimcheck.api import load
 
         if model is None:
             raise ProbeError("weight_bytes needs `model` or `path`")
@@ -202,7 +201,7 @@ def _sizes_and_config(model: str | None, variant: str | None, path: str | None, 
         ctx.info.update({"model": lm.model_id, "variant": lm.variant, "weights_hash": lm.weights_hash})
         loaded_dir = Path(lm.path) if lm.path else None
         if loaded_dir is None or not any(loaded_dir.glob("*.safetensors")):
-            from claimcheck.models.arrays import named_parameters
+            from claimcheck.api import named_parameters
 
             ctx.info["source"] = "parameters (no safetensors files)"
             sizes = {name: int(value.nbytes) for name, value in named_parameters(lm.model)}

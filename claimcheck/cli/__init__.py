@@ -52,7 +52,9 @@ def _run_flags(parser: argparse.ArgumentParser, verb: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="claimcheck", description="Re-verify the claims written in ML-systems docs.")
+    parser = _Parser(prog="claimcheck", description="Re-verify the claims written in ML-systems docs.",
+                     epilog="Claims are measured by pytest: `pytest claims/` (add `-k ID` for one claim). These commands "
+                            "read and edit what a run leaves: the evidence store, the reports, the lock, the claim files.")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -61,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     _run_flags(report, "report")
     report.add_argument("--out", default=".claimcheck/reports",
                         help="report folder (default .claimcheck/reports/, ignored by git; see `publish`)")
-    report.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
+    report.add_argument("--no-plots", action="store_true", help="skip the pictures (faster)")
     report.set_defaults(handler=cmd_report)
 
     publish = sub.add_parser("publish", help="record a chosen run in reports/profiles/ and regenerate reports/ "
@@ -69,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     _store_flag(publish)
     _run_flags(publish, "publish")
     publish.add_argument("--out", default="reports", help="the committed report folder (default reports/)")
-    publish.add_argument("--no-plots", action="store_true", help="skip the pictures (no matplotlib)")
+    publish.add_argument("--no-plots", action="store_true", help="skip the pictures (faster)")
     publish.add_argument("--profile", help="committed profile to record the run in (default: OUT/profiles/ file "
                                            "holding most runs of its machine class, else one named after it)")
     publish.add_argument("--no-record", action="store_true",
@@ -93,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.set_defaults(handler=cmd_runs)
 
     history = sub.add_parser("history", help="verdicts and figures of one claim over runs and machines")
-    history.add_argument("claim_id")
+    history.add_argument("claim_id", help="the claim's id (a did-you-mean answers a typo)")
     _store_flag(history)
     history.add_argument("--machine-class", help="compare within this class (default: this machine's class when the "
                                                  "store has a run of it, else the latest run's)")
@@ -101,8 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     history.set_defaults(handler=cmd_history)
 
     merge = sub.add_parser("merge", help="union the runs of several stores into DEST")
-    merge.add_argument("dest")
-    merge.add_argument("sources", nargs="+", metavar="SRC")
+    merge.add_argument("dest", help="the store to merge into (created if missing)")
+    merge.add_argument("sources", nargs="+", metavar="SRC", help="stores whose runs are copied into DEST")
     merge.set_defaults(handler=cmd_merge)
 
     from ._adjudicate import add_parser as add_adjudicate
@@ -126,31 +128,31 @@ def build_parser() -> argparse.ArgumentParser:
                             ("--figure", "figure restated, verbatim"), ("--probe", "probe name")):
         new.add_argument(flag, help=help_text)
     new.add_argument("--scope-kind", choices=("portable", "as-stated"), help="scope kind")
-    new.add_argument("--backend", choices=("metal", "cuda", "cpu", "any"))
+    new.add_argument("--backend", choices=("metal", "cuda", "cpu", "any"), help="MLX backend the claim applies to")
     new.add_argument("--device", help="device pattern")
     new.add_argument("--model", help="model pattern")
-    new.add_argument("--min-memory-gib", type=float)
+    new.add_argument("--min-memory-gib", type=float, help="least machine memory the claim needs")
     new.add_argument("--param", action="append", metavar="KEY=VALUE", help="fixed probe param (repeatable)")
     new.add_argument("--grid", action="append", metavar="KEY=V1,V2", help="grid axis (repeatable)")
     new.add_argument("--rule", help="decision rule (at_least, at_most, ratio, equivalent, ...)")
-    new.add_argument("--output")
-    new.add_argument("--reference")
+    new.add_argument("--output", help="the probe output the rule reads")
+    new.add_argument("--reference", help="a second output the rule compares with (ratio, paired checks)")
     new.add_argument("--outputs", help="comma-separated outputs, for ordering")
-    new.add_argument("--over")
-    new.add_argument("--threshold", type=float)
-    new.add_argument("--bound", choices=("at_least", "at_most"))
-    new.add_argument("--margin", type=float)
-    new.add_argument("--scale", choices=("difference", "log-ratio"))
-    new.add_argument("--direction", choices=("increasing", "decreasing"))
-    new.add_argument("--expected", type=float)
-    new.add_argument("--tolerance", type=float)
-    new.add_argument("--unit")
-    new.add_argument("--alpha", type=float)
+    new.add_argument("--over", help="the swept param whose levels the rule compares (monotone, ordering)")
+    new.add_argument("--threshold", type=float, help="the figure a bound or ratio rule compares with")
+    new.add_argument("--bound", choices=("at_least", "at_most"), help="which side of the threshold holds")
+    new.add_argument("--margin", type=float, help="equivalence margin")
+    new.add_argument("--scale", choices=("difference", "log-ratio"), help="scale of the equivalence margin")
+    new.add_argument("--direction", choices=("increasing", "decreasing"), help="the trend a monotone rule tests")
+    new.add_argument("--expected", type=float, help="the value an exact rule expects")
+    new.add_argument("--tolerance", type=float, help="how far from --expected still agrees")
+    new.add_argument("--unit", help="unit of the figure, as the source prints it")
+    new.add_argument("--alpha", type=float, help="error rate of the decision (default 0.05)")
     new.add_argument("--tags", help="comma-separated tags")
     new.add_argument("--depends-on", help="comma-separated claim ids")
-    new.add_argument("--notes")
+    new.add_argument("--notes", help="why the claim reads the source this way")
     new.add_argument("--out", help="file to write (default <claims-dir>/<id>.yaml; appended as a new document)")
-    new.add_argument("--claims-dir", default="claims")
+    new.add_argument("--claims-dir", default="claims", help="folder of claim files (default claims/)")
     new.add_argument("--stdout", action="store_true", help="print the validated YAML instead of writing it")
     new.add_argument("--force", action="store_true", help="append even if the file already has this id")
     new.add_argument("--no-probes", action="store_true", help="do not check the probe exists")
@@ -174,9 +176,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help="project root whose pyproject.toml maps model names ([tool.claimcheck.models]; default .)")
     models.set_defaults(handler=cmd_models)
 
-    for name, module in DISPATCH.items():
-        sub.add_parser(name, help=f"see `claimcheck {name} --help` ({module})", add_help=False)
+    for name in DISPATCH:
+        sub.add_parser(name, help=DISPATCHED_HELP[name], add_help=False)
+    for action in sub._choices_actions:  # each subcommand's --help opens with its one-line summary
+        chosen = sub.choices[action.dest]
+        summary = action.help or ""
+        chosen.description = chosen.description or f"{summary[:1].upper()}{summary[1:]}."
     return parser
+
+
+#: Summaries of the subcommands handed to their own modules (their --help comes from there).
+DISPATCHED_HELP = {
+    "docs": "check that doc sentences citing claims agree with the evidence (the docs gate)",
+    "extract": "draft claims from the figures of a Markdown doc",
+}
 
 
 def _dispatch(name: str, argv: list[str]) -> int:

@@ -140,19 +140,22 @@ def probe_markdown(probes: Sequence[RegisteredProbe], root: Path) -> str:
 
 
 def cmd_probes(args: argparse.Namespace) -> int:
-    from claimcheck.probing.registry import registered_probes
+    from claimcheck.probing.registry import UnknownProbeError, get_probe, registered_probes
 
     _load_probes(args.root)
     known = registered_probes()
     names = args.names or sorted(known)
+    chosen = {}
     for name in names:
-        if name not in known:
+        try:  # as a claim names it: a project's own probe, or `claimcheck:NAME` for the shipped one it shadows
+            chosen[name] = get_probe(name)
+        except UnknownProbeError:
             hint = did_you_mean(name, sorted(known))
             raise UsageError(f"probes: unknown probe `{name}`{hint}; known probes: {', '.join(sorted(known)) or 'none'}"
-                             + ("" if known else f" ({_no_probes_hint(args.root)})"))
+                             + ("" if known else f" ({_no_probes_hint(args.root)})")) from None
     root = Path(args.root).resolve()
     if args.markdown:
-        text = probe_markdown([known[name] for name in names], _shipped_root(root))
+        text = probe_markdown([chosen[name] for name in names], _shipped_root(root))
         if args.output:
             Path(args.output).write_text(text, encoding="utf-8")
         else:
@@ -161,7 +164,7 @@ def cmd_probes(args: argparse.Namespace) -> int:
     for index, name in enumerate(names):
         if index:
             print()
-        print("\n".join(probe_listing(known[name], root)))
+        print("\n".join(probe_listing(chosen[name], root)))
     return OK
 
 

@@ -29,6 +29,9 @@ from pathlib import Path
 
 #: claimcheck's packages whose code produces a measurement (generation, model loading, the BLAS setup).
 MEASURING_PACKAGES = ("claimcheck.probing", "claimcheck.models", "claimcheck.harness")
+#: Modules that only re-export (what probes import): a name imported from one counts as the module it
+#: comes from, so a probe depends on the code it uses, not on everything the facade gathers.
+FACADES = ("claimcheck.api", "claimcheck.api.sampling")
 _SKIPPED_FOLDERS = {"__pycache__", ".mypy_cache", ".pytest_cache"}
 _CODE_SUFFIXES = {".py", ".pyc", ".pyi", ".so"}
 
@@ -83,11 +86,32 @@ def _imports(name: str, path: Path) -> Iterator[str]:
                 base = ".".join(part for part in [*base_parts, node.module or ""] if part)
             else:
                 base = node.module or ""
+            if base in FACADES:
+                homes = _facade_homes(base)
+                yield from (homes.get(alias.name, f"{base}.{alias.name}") for alias in node.names)
+                continue
             if base:
                 yield base
             for alias in node.names:  # ``from package import module`` names a module, not only a symbol
                 if base and alias.name != "*":
                     yield f"{base}.{alias.name}"
+
+
+@functools.lru_cache(maxsize=None)
+def _facade_homes(facade: str) -> dict[str, str]:
+    """Each name a facade module imports from elsewhere -> the module it comes from (read from its source)."""
+    path = module_file(facade)
+    homes: dict[str, str] = {}
+    if path is None:
+        return homes
+    try:
+        tree = ast.parse(_text(path))
+    except SyntaxError:
+        return homes
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            homes.update({alias.asname or alias.name: node.module for alias in node.names})
+    return homes
 
 
 def _followed(name: str, roots: tuple[str, ...]) -> bool:
@@ -159,5 +183,6 @@ def measurement_digest(module: str) -> str:
 
 def forget() -> None:
     """Drop what was read, so files edited since are read again (tests; a process that outlives an edit)."""
-    for cached_function in (_package_folder, module_file, _text, imported_names, measurement_files, measurement_digest):
+    for cached_function in (_package_folder, module_file, _text, imported_names, measurement_files, measurement_digest,
+                            _facade_homes):
         cached_function.cache_clear()

@@ -82,22 +82,25 @@ class Sampler:
         the first and backward in the second, so every level sits at the same mean position
         in the look: drift within the look (thermal, other load) adds the same amount to each
         level instead of being read as a trend, and the i-th samples of all levels come from
-        the same round (what ``paired: true`` compares). A probe that returns other than
-        what was asked (a design that comes whole) is called once per level, as before.
+        the same round (what ``paired: true`` compares). The second round's calls start at
+        ``ctx.offset = n // 2``, so a probe drawing from (seed, look, offset + i) draws anew
+        instead of repeating the first round. A probe that returns other than what was asked
+        (a design that comes whole) is called once per level, as before.
         """
         if len(self.levels) < 2 or n < 2:
             self._round(self.levels, n, look, 0)
             return
         first = n // 2
         if self._round(self.levels, first, look, 0):
-            self._round(self.levels[::-1], n - first, look, 1)
+            self._round(self.levels[::-1], n - first, look, 1, offset=first)
         self.ctx.artifacts["level_order"] = [call._asdict() for call in self.order]
 
-    def _round(self, levels: list[tuple[str, dict[str, Any]]], n: int, look: int, round_index: int) -> bool:
+    def _round(self, levels: list[tuple[str, dict[str, Any]]], n: int, look: int, round_index: int,
+               offset: int = 0) -> bool:
         """Call the probe once per level; True when every call returned ``n`` values of each output."""
         exact = True
         for position, (label, params) in enumerate(levels):
-            self.ctx.n, self.ctx.look = n, look
+            self.ctx.n, self.ctx.look, self.ctx.offset = n, look, offset
             result = self.probe(self.ctx, **params)
             if not isinstance(result, Mapping):
                 raise ProbeError(f"probe returned {type(result).__name__}, expected a mapping of output -> samples")

@@ -74,7 +74,9 @@ _REFUTED = _row("failed", "F", "REFUTED", "red", "failure", "correction", "error
 _INCONCLUSIVE = _row("inconclusive", "?", "INCONCLUSIVE", "yellow", "skipped", "note", "warning")
 _INCONSISTENT = _row("inconsistent", "~", "INCONSISTENT", "yellow", "skipped", "correction", "warning",
                      listed="reason")
-_STALE = _row("stale", "s", "STALE", "yellow", "skipped", None, "warning", listed="chain")
+# Letters: one meaning each, except `F` (every outcome that fails the run) and `.` (every one that passes);
+# `s` is pytest's skip (not applicable here), so a stale item is `S`.
+_STALE = _row("stale", "S", "STALE", "yellow", "skipped", None, "warning", listed="chain")
 _NOT_APPLICABLE = _row("skipped", "s", "NOT APPLICABLE", "yellow", "skipped", None, None)
 _ERROR = _row("error", "E", "ERROR", "red", "error", None, "error", fails=True)
 
@@ -115,8 +117,8 @@ JUDGED: dict[tuple[Verdict, Agreement], Treatment] = {
 #: Treatments of the two other roles, by final verdict (anything else: the plain row).
 ROLES: dict[tuple[Role, Verdict], Treatment] = {
     (Role.CONTROL, Verdict.REFUTED): _row("controls", "c", "CONTROL REFUTED", "green", "passed", None, None),
-    (Role.CONTROL, Verdict.HOLDS): _row("controls", "c", "CONTROL NOT REFUTED", "yellow", "skipped", None, "warning"),
-    (Role.CONTROL, Verdict.INCONCLUSIVE): _row("controls", "c", "CONTROL NOT REFUTED", "yellow", "skipped", None,
+    (Role.CONTROL, Verdict.HOLDS): _row("controls", "C", "CONTROL NOT REFUTED", "yellow", "skipped", None, "warning"),
+    (Role.CONTROL, Verdict.INCONCLUSIVE): _row("controls", "C", "CONTROL NOT REFUTED", "yellow", "skipped", None,
                                                "warning"),
     (Role.NOT_SHOWN, Verdict.HOLDS): _row("not shown able to fail here", "n", "NOT SHOWN ABLE TO FAIL HERE", "yellow",
                                           "skipped", None, "warning"),

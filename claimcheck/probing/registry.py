@@ -47,7 +47,11 @@ class ProbeContext:
     Attributes:
         n: samples wanted in this call (a probe may return more or fewer; the
             runner counts what came back).
-        look: 0-based index of this call within the item's sequential run.
+        look: 0-based index of this call's look within the item's sequential run.
+        offset: index within the look of this call's first sample. An ``over:`` sweep splits each
+            look into two calls per level (forward, then backward), so a probe that derives its
+            draws from the look must key sample ``i`` of a call on ``offset + i``: the look's
+            draws are then its own in each call, and the same as one call for the whole look.
         looks: how many looks the item's plan has (1: the design comes whole in one call; a
             probe over a fixed prompt selection measures it in groups only when there are more).
         seed: the run seed combined with the item id, stable across runs.
@@ -63,6 +67,7 @@ class ProbeContext:
 
     n: int = 1
     look: int = 0
+    offset: int = 0
     looks: int = 1
     seed: int = 0
     rng: random.Random = field(default_factory=random.Random)
@@ -328,9 +333,15 @@ def load_probe_modules(root: str | None = None, sources: Sequence[str] | None = 
             _forget_other_folder(name, location)
     imported: list[str] = []
     _PACKAGES.update(_entry_names())
+    # A second checkout of the package that ships the probes (a worktree, its venv installed editable from
+    # the first): the project's own folder is that package, so the other checkout's copy is not imported.
+    own = project_config.project_name(project) if project is not None and folders else None
+    dists = _entry_dists() if own is not None else {}
     for module_name, location in entry_dirs.items():
         if location is not None and any(_same_path(location, folder) for folder in folders):
             continue  # the project's own folder: imported below under the project's name
+        if own is not None and dists.get(module_name) == own:
+            continue
         imported += _import_module_tree(module_name)
     if project is not None and str(project) not in sys.path:
         sys.path.insert(0, str(project))  # project probes may import the project's other modules
@@ -388,6 +399,16 @@ def _entry_names() -> dict[str, str]:
     from importlib.metadata import entry_points
 
     return {entry.module: entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def _entry_dists() -> dict[str, str]:
+    """Each entry point's module -> the distribution that declares it, normalised (``claimcheck``)."""
+    from importlib.metadata import entry_points
+
+    from claimcheck.project_config import normalise_name
+
+    return {entry.module: normalise_name(entry.dist.name) for entry in entry_points(group=ENTRY_POINT_GROUP)
+            if entry.dist is not None}
 
 
 def _same_path(a: Path, b: Path) -> bool:

@@ -95,3 +95,14 @@ def test_the_item_key_reads_the_probes_measurement_files(package: Path) -> None:
     (package / "userprobes/data/prompts.yaml").write_text("a: 2\n")
     probe_code.forget()
     assert probe_source(probe) != before
+
+
+def test_a_name_imported_from_the_facade_counts_as_the_module_it_comes_from(package: Path) -> None:
+    # A probe written against claimcheck.api depends on the code behind the names it uses, as one importing
+    # those modules directly would (a facade that only re-exports would otherwise end the walk).
+    (package / "userprobes" / "facade_user.py").write_text(
+        "from claimcheck.api import Timer, probe\nfrom claimcheck.api.sampling import content_recall\n")
+    probe_code.forget()
+    labels = {label for label, _ in measurement_files("userprobes.facade_user")}
+    assert {"claimcheck.harness.timing", "claimcheck.probing.registry", "claimcheck.probing.sampling.runs"} <= labels
+    assert "claimcheck.models" not in labels and "claimcheck.api" not in labels  # not what the facade gathers

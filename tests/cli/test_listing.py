@@ -148,3 +148,8 @@ def test_the_shipped_claims_name_models_one_way():
     assert [name for name in names if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*", name)] == []
     table = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["claimcheck"]["models"]
     assert set(table) <= set(names), "every shipped alias is a name some claim uses"
+
+
+def test_probes_takes_a_shipped_probe_by_the_qualified_name_claims_accept(capsys):
+    assert cli.main(["probes", "claimcheck:weight_bytes", "--root", str(ROOT)]) == 0
+    assert capsys.readouterr().out.startswith("weight_bytes -- probes/weight_bytes.py (deterministic)")

@@ -82,7 +82,7 @@ def test_dependants_of_a_retracted_premise_are_stale_in_the_run(demo_project: py
     report = demo_project.runpytest("claims", "--claims-no-store")
     report.stdout.fnmatch_lines(["*1 passed*1 stale*"])
     report.stdout.fnmatch_lines(["stale: child <- root (retracted by its source (§7: \u201cpremise gone\u201d)) -> child"])
-    report.stdout.fnmatch_lines(["claims/chain.yaml .s*"])  # the progress letter is the final one, not the own verdict's
+    report.stdout.fnmatch_lines(["claims/chain.yaml .S*"])  # the progress letter is the final one, not the own verdict's
     assert report.ret == pytest.ExitCode.OK
 
 

@@ -91,6 +91,16 @@ def test_terminal_and_junit_say_the_policy_row(verdict: Verdict, expected: objec
         assert skipped.get("message", "").startswith(treatment.word.lower() + ":")
 
 
+def test_each_progress_letter_has_one_meaning_but_fail_and_pass() -> None:
+    from claimcheck.outcome.policy import JUDGED, PLAIN, ROLES
+
+    words: dict[str, set[str]] = {}
+    for treatment in [*PLAIN.values(), *JUDGED.values(), *ROLES.values()]:
+        words.setdefault(treatment.letter, set()).add(treatment.word)
+    assert all(treatment.fails_run for treatment in [*PLAIN.values(), *JUDGED.values()] if treatment.letter == "F")
+    assert {letter: meant for letter, meant in words.items() if len(meant) > 1 and letter not in "F."} == {}
+
+
 def test_controls_and_unshown_claims_have_their_own_rows() -> None:
     refuted_control = treat(Verdict.REFUTED, role=Role.CONTROL)
     assert (refuted_control.letter, refuted_control.fails_run, refuted_control.junit) == ("c", False, "passed")
