@@ -89,7 +89,8 @@ def base_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     accepted = claimcheck(repo, "accept")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     lock = (repo / "claims" / "verdicts.lock").read_text(encoding="utf-8")
-    assert "pr-weights-gb: holds" in lock and "pr-share-pct: holds" in lock, lock
+    assert "pr-share-pct: holds" in lock, lock
+    assert "pr-weights-gb:\n      verdict: holds\n      backend: any" in lock, "arithmetic goes to all-classes: " + lock
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "Findings, their claims, and the expected verdicts")
     git(repo, "update-ref", "refs/remotes/origin/main", "HEAD")
