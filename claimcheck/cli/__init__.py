@@ -149,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--tags", help="comma-separated tags")
     new.add_argument("--depends-on", help="comma-separated claim ids")
     new.add_argument("--notes")
+    new.add_argument("--control", action="append", metavar="KEY=VALUE",
+                     help="positive control: a probe param under which the claim must be refuted (repeatable)")
+    new.add_argument("--control-why", help="why the claim must be refuted under the --control params")
+    new.add_argument("--no-control", metavar="WHY", help="no positive control exists for this claim, and why")
     new.add_argument("--out", help="file to write (default <claims-dir>/<id>.yaml; appended as a new document)")
     new.add_argument("--claims-dir", default="claims")
     new.add_argument("--stdout", action="store_true", help="print the validated YAML instead of writing it")

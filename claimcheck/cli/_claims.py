@@ -136,6 +136,47 @@ def _alias_problems(root: str) -> list[str]:
     return []
 
 
+def _unknown_model(root: str) -> Callable[[str], str | None]:
+    """``name -> None`` when the model registry, the project's aliases, a path or a Hugging Face id could name it."""
+    from claimcheck.models import aliases, local, registered_models
+    from claimcheck.suggest import did_you_mean
+
+    known = registered_models()
+    try:
+        named = aliases.read_aliases(root)
+    except ClaimcheckError:
+        named = {}  # a malformed alias table has its own error
+
+    def unknown(name: str) -> str | None:
+        if name in known or name in named or any(k.endswith(":") and name.startswith(k) for k in known):
+            return None
+        if name.startswith((".", "/", "~")) or local.looks_like_hf_id(name):
+            return None
+        return did_you_mean(name, sorted(known) + sorted(named))
+
+    return unknown
+
+
+def _every_problem(errors: list[str], paths: Sequence[str], args: argparse.Namespace) -> list[str]:
+    """The loader's problems with those of :mod:`claimcheck.claims.checks`, each once, in file and line order."""
+    import re
+
+    from claimcheck.claims import checks
+
+    probes = None
+    if not args.no_probes:
+        from claimcheck.probing.registry import registered_probes
+
+        probes = registered_probes()
+    found = list(dict.fromkeys([*errors, *checks.validate_problems(paths, _unknown_model(args.root), probes)]))
+
+    def where(line: str) -> tuple[str, int]:
+        match = re.match(r"(.*?):(\d+):", line)
+        return (match.group(1), int(match.group(2))) if match else (line, 0)
+
+    return sorted(found, key=where)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     paths = args.paths or ["claims"]
     missing = [p for p in paths if not Path(p).exists()]
@@ -155,6 +196,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         else:
             _load_probes(*ini)
     errors, drafts = _loader().validate_paths(paths, probes=not args.no_probes, tree=_claims_tree(args.root, paths))
+    errors = _every_problem(errors, paths, args)
     errors += _alias_problems(args.root)
     for error in errors:
         print(error)
@@ -236,6 +278,10 @@ def build_claim(args: argparse.Namespace) -> dict[str, Any]:
         claim["depends_on"] = [t.strip() for t in args.depends_on.split(",") if t.strip()]
     if args.notes:
         claim["notes"] = args.notes
+    if getattr(args, "no_control", None):
+        claim["control"] = {"none": True, "why": args.no_control}
+    elif getattr(args, "control", None):
+        claim["control"] = {"params": _pairs(args.control, "--control"), "why": args.control_why}
     return claim
 
 
@@ -343,6 +389,9 @@ def cmd_new(args: argparse.Namespace, ask: Callable[[str], str] | None = None) -
             _ask(args, ask or input)
         except EOFError:
             return _fail("new: input ended before the claim was complete; nothing written")
+    problem = _control_missing(args, ask or input)
+    if problem:
+        return _fail(problem)
     claim = build_claim(args)
     target = Path(args.out) if args.out else Path(args.claims_dir) / f"{args.id}.yaml"
     rendered = render_claim(claim)
@@ -374,4 +423,45 @@ def cmd_new(args: argparse.Namespace, ask: Callable[[str], str] | None = None) -
     else:
         target.write_text(rendered, encoding="utf-8")
     print(f"wrote claim `{args.id}` to {target}")
+    print(next_steps(args.id, target))
     return OK
+
+
+def next_steps(claim_id: str, target: Path) -> str:
+    """The commands that take a new claim to an accepted lock entry, in order."""
+    return "\n".join([
+        "next:",
+        f"  claimcheck validate {target}",
+        f"  git add {target} && git commit -m 'Claim {claim_id}'   # a run of a dirty tree is never accepted",
+        f"  pytest claims/ -k {claim_id}   # measures it: NO EXPECTATION until its verdict is accepted",
+        "  claimcheck accept --update   # adds its verdict to claims/verdicts.lock; review, then commit the lock",
+    ])
+
+
+def _control_missing(args: argparse.Namespace, ask: Callable[[str], str]) -> str | None:
+    """A measured portable claim says how it can fail: ask for its control, or say what is missing (one line)."""
+    if args.control and not args.control_why:
+        return "new: --control needs --control-why (why the claim must be refuted under those params)"
+    if args.control or args.no_control or args.no_probes or args.scope_kind != "portable":
+        return None
+    from claimcheck.probing.registry import registered_probes
+
+    _load_probes(args.root)
+    registered = registered_probes().get(args.probe)
+    if registered is None or registered.deterministic:
+        return None  # an unknown probe has its own error; arithmetic measures nothing to control
+    interactive = args.interactive or (args.interactive is None and sys.stdin.isatty())
+    if not interactive:
+        return ("new: missing control: a measured claim needs --control KEY=VALUE (probe params under which it must "
+                "be refuted) with --control-why WHY, or --no-control WHY")
+    try:
+        answer = _ask_one(ask, "control: probe params under which the claim must be refuted (KEY=VALUE,...), or "
+                               "`none` [control]: ", None)
+        why = _ask_one(ask, "why [control.why]: ", None)
+    except EOFError:
+        return "new: input ended before the claim was complete; nothing written"
+    if answer.strip().lower() == "none":
+        args.no_control = why
+    else:
+        args.control, args.control_why = [part.strip() for part in answer.split(",") if part.strip()], why
+    return None
