@@ -20,7 +20,8 @@ from typing import Sequence
 from claimcheck.errors import ClaimcheckError
 
 from ._base import DISPATCH, FAILED, OK, USAGE, UsageError, _fail, _Parser
-from ._claims import build_claim, cmd_new, cmd_validate, render_claim
+from ._claims import cmd_validate
+from ._new import build_claim, cmd_new, render_claim
 from ._evidence import (safety_flags, cmd_accept, cmd_compare, cmd_history, cmd_merge, cmd_publish, cmd_report, cmd_runs,
                         history_lines)
 from ._listing import cmd_models, cmd_probes
