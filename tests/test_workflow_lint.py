@@ -86,7 +86,7 @@ def test_workflow_promises():
         assert ".claimcheck/reports/" in upload["with"]["path"] and "reports/claimcheck.sqlite" in upload["with"]["path"]
         assert ".claimcheck/proposed/" in upload["with"]["path"], "a first run's proposed lock section"
         assert job["needs"] == "changes" and "needs.changes.outputs.measure == 'true'" in job["if"]
-    assert "needs.changes.outputs.measure == 'true'" in linux["if"]
+    assert "needs.changes.outputs.test == 'true'" in linux["if"], "a tests-only pull request runs the tests"
     assert {"workflow_dispatch", "schedule"} <= set(triggers)
     gate = jobs["docs-gate"]
     assert gate["runs-on"] == "ubuntu-latest" and "needs" not in gate and "if" not in gate, "on every pull request"
@@ -132,10 +132,13 @@ def test_sharded_claims_are_merged_and_adjudicated_as_one_run():
     assert set(decide["needs"]) == {"changes", "linux-claims"} and "!cancelled()" in decide["if"]
     commands = [str(step.get("run", "")) for step in decide["steps"]]
     merge = next(k for k, c in enumerate(commands) if c.startswith("claimcheck merge reports/claimcheck.sqlite"))
-    adjudicate = next(k for k, c in enumerate(commands) if c.startswith("claimcheck adjudicate reports/claimcheck.sqlite"))
+    adjudicate = next(k for k, c in enumerate(commands) if c.startswith("claimcheck adjudicate --proposal "
+                                                                         ".claimcheck/proposed reports/claimcheck.sqlite"))
     summary = next(k for k, c in enumerate(commands) if "claimcheck.workflow.summary" in c)
     assert merge < adjudicate < summary
     assert all(f".claimcheck/shards/shard-{k}.sqlite" in commands[merge] for k in range(1, total + 1))
+    proposal = next(step for step in decide["steps"] if step.get("name", "").startswith("Upload the proposed"))
+    assert proposal["with"]["path"] == ".claimcheck/proposed/", "a class the lock lacks: its proposal is uploaded"
 
 
 def test_the_self_hosted_label_is_declared_for_actionlint():

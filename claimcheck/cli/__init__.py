@@ -20,7 +20,8 @@ from typing import Sequence
 from claimcheck.errors import ClaimcheckError
 
 from ._base import DISPATCH, FAILED, OK, USAGE, UsageError, _fail, _Parser
-from ._claims import build_claim, cmd_new, cmd_validate, render_claim
+from ._claims import cmd_validate
+from ._new import build_claim, cmd_new, render_claim
 from ._evidence import (safety_flags, cmd_accept, cmd_compare, cmd_history, cmd_merge, cmd_publish, cmd_report, cmd_runs,
                         history_lines)
 from ._listing import cmd_models, cmd_probes
@@ -151,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     new.add_argument("--tags", help="comma-separated tags")
     new.add_argument("--depends-on", help="comma-separated claim ids")
     new.add_argument("--notes", help="why the claim reads the source this way")
+    new.add_argument("--control", action="append", metavar="KEY=VALUE",
+                     help="positive control: a probe param under which the claim must be refuted (repeatable)")
+    new.add_argument("--control-why", help="why the claim must be refuted under the --control params")
+    new.add_argument("--no-control", metavar="WHY", help="no positive control exists for this claim, and why")
     new.add_argument("--out", help="file to write (default <claims-dir>/<id>.yaml; appended as a new document)")
     new.add_argument("--claims-dir", default="claims", help="folder of claim files (default claims/)")
     new.add_argument("--stdout", action="store_true", help="print the validated YAML instead of writing it")

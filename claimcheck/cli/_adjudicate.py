@@ -5,7 +5,9 @@ run; ``claimcheck merge`` put the shards' stores together. This command runs the
 more over the same checkout with nothing measured: every item is carried from the shard that ran it,
 then the family adjustment, the cascade and the lock apply over all of them, as in one run. The
 result is a new run in STORE (``merged_from`` names the shards) with the final verdicts, the reports,
-the same terminal summary and the same exit status as one run of the whole suite.
+the same terminal summary and the same exit status as one run of the whole suite, except on a machine
+class the lock has no section for: there, as in ``claims_run``, the run is proposed as that class's
+expectations (``--proposal DIR``, an artifact to review and accept) and only an item in error fails.
 """
 
 from __future__ import annotations
@@ -63,8 +65,23 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
             *(["--claims-reports", str(Path(args.reports).resolve())] if args.reports else []), *args.pytest_args]
     print(f"adjudicate: {len(runs)} shard run(s) of {runs[0].machine_class}: {', '.join(run.run_id for run in runs)}")
     with _inside(root):
-        code = pytest.main(argv)
-    return int(code)
+        code = int(pytest.main(argv))
+    return _propose_new_class(code, store, Path(args.lock).resolve() if args.lock else root / "claims" /
+                              "verdicts.lock", root / args.proposal)
+
+
+def _propose_new_class(code: int, store: Path, lock: Path, folder: Path) -> int:
+    """pytest's status, unless the lock has no section for the run's class: then propose it (0 for the undecided)."""
+    if code not in (0, 1):
+        return code  # interrupted, a usage or internal error: no run to propose from
+    from claimcheck.errors import ClaimcheckError
+    from claimcheck.workflow.claims_run import propose, report_proposal
+
+    try:
+        summary = propose(store, lock, folder)
+    except ClaimcheckError as error:
+        raise UsageError(f"adjudicate: {' '.join(str(error).split())}") from None
+    return code if summary is None else report_proposal(summary, str(folder))
 
 
 @contextlib.contextmanager
@@ -86,6 +103,9 @@ def add_parser(sub: Any) -> None:
     adjudicate.add_argument("--lock", help="expected verdicts (default: <root>/claims/verdicts.lock)")
     adjudicate.add_argument("--root", default=".", help="the project root the shards ran from (default .)")
     adjudicate.add_argument("--reports", help="report folder (default <root>/.claimcheck/reports)")
+    adjudicate.add_argument("--proposal", default=".claimcheck/proposed",
+                            help="where a first run on a machine class the lock lacks proposes its expectations "
+                                 "(relative to --root; default %(default)s)")
     adjudicate.add_argument("pytest_args", nargs="*", metavar="PYTEST_ARG",
                             help="more pytest arguments, after `--` (e.g. -- --junitxml=merged.xml)")
     adjudicate.set_defaults(handler=cmd_adjudicate)

@@ -235,8 +235,10 @@ def cmd_accept(args: argparse.Namespace) -> int:
     current = expectations.read(lock)
     with EvidenceStore(args.store, readonly=True) as store:
         run = _chosen_run(store, args)
-        verdicts = [(result.item_id, result.verdict) for result in store.results(run.run_id)
-                    if result.result.control_for is None]  # a control is judged against its claim, not the lock
+        ran = [result for result in store.results(run.run_id) if result.result.control_for is None]
+        verdicts = [(result.item_id, result.verdict) for result in ran]  # a control is judged against its claim
+        independent = {r.item_id: why for r in ran
+                       if (why := expectations.machine_independent(r.result, run.machine_class)) is not None}
         before = current.classes.get(run.machine_class)
         previous = None
         if before is not None and before.run_id and before.run_id != run.run_id:
@@ -245,15 +247,17 @@ def cmd_accept(args: argparse.Namespace) -> int:
             except Exception:  # noqa: BLE001 - the accepted run is not in this store: compare the items accepted
                 accepted_now = sum(1 for _, verdict in verdicts if verdict in expectations.ACCEPTED)
                 previous = run.result_count - accepted_now + len(before.items)
-    if _refused("accept", refusals(run, previous, partial_ok=args.update,
+    # --update drops nothing (items it did not run keep theirs), so a smaller run is no loss
+    if _refused("accept", refusals(run, None if args.update else previous, partial_ok=args.update,
                                    markers_ok=bool(getattr(args, "from_artifact", None))), args):
         return FAILED
-    updated = expectations.accepted(current, run.machine_class, run.run_id, verdicts, update=args.update)
-    after = updated.classes[run.machine_class]
-    old = dict(before.items) if before else {}
-    changed = sorted(k for k in after.items if k in old and old[k] is not after.items[k])
-    added = sorted(k for k in after.items if k not in old)
-    removed = sorted(k for k in old if k not in after.items)
+    updated = expectations.accepted(current, run.machine_class, run.run_id, verdicts, update=args.update,
+                                    independent=independent)
+    after = {**{k: v.verdict for k, v in updated.every_class.items()}, **updated.classes[run.machine_class].items}
+    old = {**{k: v.verdict for k, v in current.every_class.items()}, **(before.items if before else {})}
+    changed = sorted(k for k in after if k in old and old[k] is not after[k])
+    added = sorted(k for k in after if k not in old)
+    removed = sorted(k for k in old if k not in after)
     if args.dry_run:
         import difflib
 
@@ -264,15 +268,22 @@ def cmd_accept(args: argparse.Namespace) -> int:
         print(f"accept --dry-run: {len(changed)} changed, {len(added)} new, {len(removed)} dropped; nothing written")
         return OK
     expectations.write(lock, updated)
-    print(f"accepted run {run.run_id} for machine class {run.machine_class}: {len(after.items)} item(s); "
+    print(f"accepted run {run.run_id} for machine class {run.machine_class}: "
+          f"{len(updated.classes[run.machine_class].items)} item(s); "
           f"{len(changed)} changed, {len(added)} new, {len(removed)} dropped -> {lock}")
     for item_id in changed:
-        print(f"  changed  {item_id}: {old[item_id].value} -> {after.items[item_id].value}")
+        print(f"  changed  {item_id}: {old[item_id].value} -> {after[item_id].value}{_where(updated, item_id)}")
     for item_id in added:
-        print(f"  new      {item_id}: {after.items[item_id].value}")
+        print(f"  new      {item_id}: {after[item_id].value}{_where(updated, item_id)}")
     for item_id in removed:
         print(f"  dropped  {item_id} (was {old[item_id].value})")
     return OK
+
+
+def _where(lock: object, item_id: str) -> str:
+    """`` (all-classes: why)`` for an item the every-class section holds."""
+    entry = getattr(lock, "every_class", {}).get(item_id)
+    return f" (all-classes: {entry.why})" if entry is not None else ""
 
 
 def cmd_runs(args: argparse.Namespace) -> int:

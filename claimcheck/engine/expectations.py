@@ -15,11 +15,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
 from claimcheck.errors import ClaimcheckError
 from claimcheck.verdict import Verdict
+
+if TYPE_CHECKING:
+    from claimcheck.engine.result import ItemResult
 
 LOCK_NAME = "verdicts.lock"
 LOCK_VERSION = 1
@@ -45,6 +49,12 @@ class ClassExpectations:
 
     run_id: str
     items: Mapping[str, Verdict]
+    #: the run each item was accepted from, where it is not ``run_id`` (``accept --update`` of a few items)
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+    def run_of(self, item_id: str) -> str:
+        """The run an item's expectation was accepted from."""
+        return self.provenance.get(item_id, self.run_id)
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class Independent:
     verdict: Verdict
     why: str
     backend: str = "any"
+    run_id: str = ""  # the run it was accepted from, when ``claimcheck accept`` wrote it
 
     def applies(self, machine_class: str) -> bool:
         """Whether this expectation holds on ``machine_class`` (``backend/device/memory``)."""
@@ -141,7 +152,11 @@ def read(path: Path) -> Expectations:
                 items[str(item_id)] = Verdict(value)
             except ValueError:
                 raise LockError(f"{path}: {machine_class} / {item_id}: {value!r} is not a verdict") from None
-        out.classes[str(machine_class)] = ClassExpectations(str(section.get("run", "")), items)
+        runs = section.get("runs") or {}
+        if not isinstance(runs, dict):
+            raise LockError(f"{path}: machine class {machine_class!r}: `runs` is not a mapping of item to run id")
+        out.classes[str(machine_class)] = ClassExpectations(str(section.get("run", "")), items,
+                                                            {str(k): str(v) for k, v in runs.items() if k in items})
     return out
 
 
@@ -158,33 +173,67 @@ def _read_every_class(path: Path, section: object) -> dict[str, Independent]:
                             "the item cannot depend on the machine)")
         try:
             out[str(item_id)] = Independent(Verdict(entry.get("verdict")), entry["why"].strip(),
-                                            str(entry.get("backend", "any")))
+                                            str(entry.get("backend", "any")), str(entry.get("run", "")))
         except ValueError:
             raise LockError(f"{path}: {EVERY_CLASS} / {item_id}: {entry.get('verdict')!r} is not a verdict") from None
     return out
 
 
 def accepted(current: Expectations, machine_class: str, run_id: str,
-             verdicts: Iterable[tuple[str, Verdict]], *, update: bool = False) -> Expectations:
+             verdicts: Iterable[tuple[str, Verdict]], *, update: bool = False,
+             independent: Mapping[str, tuple[str, str]] | None = None) -> Expectations:
     """``current`` with one machine class's section replaced by a run's verdicts (others kept).
 
     Holds, refuted, inconclusive and inconsistent are accepted; not-applicable, error and stale are not
-    expectations. With ``update`` the run may be part of the suite (``pytest claims/public``): items it
-    did not run keep their expectation, so accepting a few new claims does not drop the rest.
+    expectations. With ``update`` the run may be part of the suite (``pytest claims/ -k NEW``): items it
+    did not run keep their expectation and the run they came from, so accepting a few new claims drops
+    nothing; the items it adds record this run as theirs. ``independent`` maps the items no machine can
+    change (decided exactly by a deterministic probe) to ``(backend, why)``: they go to the every-class
+    section, so the next machine class does not have to accept its own arithmetic again.
     """
     ran = list(verdicts)
+    independent = independent or {}
     old = current.classes.get(machine_class)
-    items = dict(old.items) if (update and old) else {}
+    keep = bool(update and old)
+    items = dict(old.items) if keep and old else {}
+    provenance = {k: old.run_of(k) for k in items} if keep and old else {}
+    every = dict(current.every_class)
     for item_id, verdict in ran:
         items.pop(item_id, None)
-        independent = current.every_class.get(item_id)
-        if independent is not None and independent.applies(machine_class) and independent.verdict is verdict:
+        provenance.pop(item_id, None)
+        known = every.get(item_id)
+        if item_id in independent and verdict in DECIDED:
+            backend, why = independent[item_id]
+            if known is None or known.verdict is not verdict:
+                every[item_id] = Independent(verdict, why, backend, run_id)
+            continue
+        if known is not None and known.applies(machine_class) and known.verdict is verdict:
             continue  # the every-class section already says so
         if verdict in ACCEPTED:
             items[item_id] = verdict
+            provenance[item_id] = run_id
+    section_run = old.run_id if keep and old and old.run_id else run_id
+    provenance = {k: v for k, v in sorted(provenance.items()) if v != section_run and k in items}
     classes = dict(current.classes)
-    classes[machine_class] = ClassExpectations(run_id, dict(sorted(items.items())))
-    return Expectations(dict(sorted(classes.items())), dict(current.every_class))
+    classes[machine_class] = ClassExpectations(section_run, dict(sorted(items.items())), provenance)
+    return Expectations(dict(sorted(classes.items())), every)
+
+
+def machine_independent(result: ItemResult, machine_class: str) -> tuple[str, str] | None:
+    """``(backend, why)`` for an item decided exactly by a deterministic probe, else ``None``.
+
+    Arithmetic without a model is the same on every machine; a deterministic probe over a model's
+    weights is the same wherever the backend is (the kernels differ between backends).
+    """
+    if not result.deterministic:
+        return None
+    claim = result.claim
+    name = claim.probe.name
+    if claim.scope.model is None and claim.scope.backend == "any":
+        return "any", f"arithmetic on the source's printed figures (deterministic probe `{name}`): the same on every " \
+                      "machine"
+    backend = machine_class.split("/", 1)[0]
+    return backend, f"decided exactly by the deterministic probe `{name}`: the same wherever the backend is {backend}"
 
 
 def render(expectations: Expectations) -> str:
@@ -192,11 +241,17 @@ def render(expectations: Expectations) -> str:
     data: dict[str, object] = {"version": LOCK_VERSION}
     if expectations.every_class:
         data[EVERY_CLASS] = {"items": {
-            item_id: {"verdict": entry.verdict.value, "backend": entry.backend, "why": entry.why}
+            item_id: {"verdict": entry.verdict.value, "backend": entry.backend, "why": entry.why,
+                      **({"run": entry.run_id} if entry.run_id else {})}
             for item_id, entry in sorted(expectations.every_class.items())}}
-    data["classes"] = {
-        machine_class: {"run": section.run_id, "items": {k: v.value for k, v in sorted(section.items.items())}}
-        for machine_class, section in sorted(expectations.classes.items())}
+    classes: dict[str, object] = {}
+    for machine_class, section in sorted(expectations.classes.items()):
+        body: dict[str, object] = {"run": section.run_id,
+                                   "items": {k: v.value for k, v in sorted(section.items.items())}}
+        if section.provenance:
+            body["runs"] = dict(sorted(section.provenance.items()))  # items accepted from another run
+        classes[machine_class] = body
+    data["classes"] = classes
     return HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=200)
 
 

@@ -78,8 +78,8 @@ class Finding:
                     f"{result.reason}. If the change is right, accept it: claimcheck accept")
         if self.agreement is Agreement.UNREVIEWED:
             return (f"{result.item_id}: {result.verdict} on {result.machine_class}, with no expected verdict"
-                    f"{' in ' + str(lock) if lock is not None else ''}: {result.reason}. Review it, then: "
-                    "claimcheck accept")
+                    f"{' in ' + str(lock) if lock is not None else ''}: {result.reason}. Review it, then "
+                    "(from a run on a committed tree): claimcheck accept --update")
         return failure_text(result, tb_style)
 
     def properties(self) -> list[tuple[str, str]]:

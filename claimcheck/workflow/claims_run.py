@@ -70,7 +70,8 @@ def propose(store_path: Path, lock_path: Path, folder: Path) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """pytest's status where the lock knows this class; else 0 unless an item ended in error."""
     args = _parser().parse_args(argv)
-    done = subprocess.run([sys.executable, "-m", "pytest", "claims/", *args.pytest_args])
+    lock = ["--claims-lock", args.lock]  # the run is judged against the lock the proposal reads
+    done = subprocess.run([sys.executable, "-m", "pytest", "claims/", *lock, *args.pytest_args])
     store_path, lock_path = Path(args.store), Path(args.lock)
     if done.returncode not in (0, 1) or not store_path.exists():
         return done.returncode or 1  # interrupted, a usage or internal error: no run to propose from
@@ -81,8 +82,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if summary is None:
         return done.returncode
+    return report_proposal(summary, args.proposal)
+
+
+def report_proposal(summary: str, folder: str) -> int:
+    """Write the proposal's summary and notice; 1 when an item ended in error, else 0 (the undecided pass)."""
     write_summary(summary)
-    print(annotation("notice", f"first run on this machine class: proposed expectations in {args.proposal}; "
+    print(annotation("notice", f"first run on this machine class: proposed expectations in {folder}; "
                                "review them, then claimcheck accept --from-artifact", title="claimcheck lock"))
     return 1 if "ended in error" in summary else 0
 

@@ -71,8 +71,13 @@ def lock_changes(lock: Path, merge_base: str) -> set[str]:
     for machine_class, section in (before_data.get("classes") or {}).items() if isinstance(before_data, dict) else ():
         for item_id, verdict in ((section or {}).get("items") or {}).items():
             before[(str(machine_class), str(item_id))] = str(verdict)
+    every = before_data.get(expectations.EVERY_CLASS) if isinstance(before_data, dict) else None
+    for item_id, entry in ((every or {}).get("items") or {}).items() if isinstance(every, dict) else ():
+        before[(expectations.EVERY_CLASS, str(item_id))] = str((entry or {}).get("verdict"))
     after = {(machine_class, item_id): verdict.value for machine_class, section in now.classes.items()
              for item_id, verdict in section.items.items()}
+    after.update({(expectations.EVERY_CLASS, item_id): entry.verdict.value  # arithmetic: every class's
+                  for item_id, entry in now.every_class.items()})
     return {claim_of(key[1]) for key in set(before) | set(after) if before.get(key) != after.get(key)}
 
 

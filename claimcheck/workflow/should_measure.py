@@ -1,11 +1,12 @@
-"""Whether a workflow run must measure: on a schedule or by hand always, on a pull request only if it can change a verdict.
+"""Whether a workflow run must measure, and whether it must run the tests: on a schedule or by hand always.
 
 A docs-only pull request is judged in seconds by the ``docs-gate`` job against the committed
 evidence; re-measuring every claim for it would only make it wait. A pull request that touches
 ``claims/``, ``probes/``, the package or its dependencies can change verdicts, so it is measured.
-``python -m claimcheck.workflow.should_measure --event NAME [--base REF]`` writes ``measure=true``
-or ``measure=false`` to ``$GITHUB_OUTPUT`` (and prints it). Standard library only: it runs before
-anything is installed.
+The tests run when they, the package, the workflows or the project configuration change: a pull
+request that breaks only a test must not go green.
+``python -m claimcheck.workflow.should_measure --event NAME [--base REF]`` writes ``measure=...`` and
+``test=...`` (``true`` or ``false``) to ``$GITHUB_OUTPUT`` (and prints them). Standard library only.
 """
 
 from __future__ import annotations
@@ -21,9 +22,23 @@ from typing import Sequence
 MEASURED = ("claims/", "probes/", "claimcheck/", "pyproject.toml", "setup.py")
 
 
+#: Paths whose change can break a test: the tests, the package, the workflows and the project's configuration.
+TESTED = ("tests/", "conftest.py", "claimcheck/", "probes/", ".github/", "README.md", "pyproject.toml", "setup.py", "setup.cfg",
+          "pytest.ini", "tox.ini")
+
+
+def _matching(paths: Sequence[str], prefixes: Sequence[str]) -> list[str]:
+    return [p for p in paths if any(p == m or (m.endswith("/") and p.startswith(m)) for m in prefixes)]
+
+
 def can_change_verdicts(paths: Sequence[str]) -> list[str]:
     """The changed paths that can change a verdict."""
-    return [p for p in paths if any(p == m or (m.endswith("/") and p.startswith(m)) for m in MEASURED)]
+    return _matching(paths, MEASURED)
+
+
+def can_break_tests(paths: Sequence[str]) -> list[str]:
+    """The changed paths that can break a test."""
+    return _matching(paths, TESTED)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,20 +48,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base", default="", help="the base ref of a pull request (origin/main)")
     args = parser.parse_args(argv)
     if args.event != "pull_request" or not args.base:
-        reasons, measure = [f"a {args.event} run"], True
+        measured = tested = [f"a {args.event} run"]
     else:
         done = subprocess.run(["git", "diff", "--name-only", f"{args.base}...HEAD"], capture_output=True, text=True)
         if done.returncode != 0:
             print(f"claimcheck should_measure: git diff {args.base}...HEAD: {done.stderr.strip()}", file=sys.stderr)
             return 2
-        reasons = can_change_verdicts(done.stdout.split())
-        measure = bool(reasons)
-    line = f"measure={'true' if measure else 'false'}"
+        changed = done.stdout.split()
+        measured, tested = can_change_verdicts(changed), can_break_tests(changed)
+    lines = [(f"measure={'true' if measured else 'false'}",
+              ", ".join(measured[:5]) if measured else "nothing that can change a verdict changed"),
+             (f"test={'true' if tested else 'false'}",
+              ", ".join(tested[:5]) if tested else "no test, package, workflow or project config changed")]
     output = os.environ.get("GITHUB_OUTPUT")
     if output:
         with Path(output).open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
-    print(f"{line} ({', '.join(reasons[:5]) if reasons else 'only docs changed: the docs-gate job judges them'})")
+            handle.writelines(line + "\n" for line, _ in lines)
+    for line, why in lines:
+        print(f"{line} ({why})")
     return 0
 
 

@@ -89,6 +89,8 @@ def test_an_update_from_part_of_the_suite_keeps_the_items_it_did_not_run() -> No
     part = expectations.accepted(base, "cpu/x", "run-2", [("b", H), ("c", N), ("d", R)], update=True)
     section = part.classes["cpu/x"]
     assert dict(section.items) == {"a": H, "b": H, "d": R}, "c ran and was not decided, so it is dropped"
-    assert section.run_id == "run-2"
+    assert section.run_id == "run-1", "the section stays the run it was accepted from"
+    assert section.run_of("a") == "run-1" and section.run_of("b") == section.run_of("d") == "run-2", \
+        "each item added or changed by the update names its own run"
     replaced = expectations.accepted(base, "cpu/x", "run-2", [("d", R)])
     assert dict(replaced.classes["cpu/x"].items) == {"d": R}, "without update the run is the whole suite"

@@ -53,7 +53,10 @@ def test_a_known_refutation_is_expected_and_a_change_fails(demo_project: pytest.
                                   f"changed: {REFUTED} (expected holds)"])
 
     # A decided item nobody accepted fails too.
-    lock.write_text("\n".join(line for line in text.splitlines() if "demo-exact-holds" not in line) + "\n")
+    edited = expectations.read(lock)
+    assert "demo-exact-holds" in edited.every_class, "an exact decision of a deterministic probe is every class's"
+    del edited.every_class["demo-exact-holds"]
+    expectations.write(lock, edited)
     unreviewed = _run(demo_project)
     assert unreviewed.ret == pytest.ExitCode.TESTS_FAILED
     unreviewed.stdout.fnmatch_lines(["no expectation: claims/rules.yaml::demo-exact-holds"])

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from claimcheck.engine import expectations
+
 from ._pr import claimcheck, play
 from .conftest import WEIGHTS_LINE, commit
 
@@ -80,7 +82,8 @@ def test_a_flip_to_refuted_fails_until_the_sentence_is_corrected_and_the_lock_ac
     # from the store the played run left (its portable part of the suite: --update), as after a local run
     accepted = claimcheck(pr_repo, "accept", "--update")
     assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-    assert "pr-weights-gb: refuted" in (pr_repo / "claims" / "verdicts.lock").read_text(encoding="utf-8")
+    lock = expectations.read(pr_repo / "claims" / "verdicts.lock")
+    assert lock.every_class["pr-weights-gb"].verdict.value == "refuted", "arithmetic: the same on every class"
     commit(pr_repo, "Accept the refutation")
     done = play(pr_repo)
     assert done.exit_status == 0, done.output

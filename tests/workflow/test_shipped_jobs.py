@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,18 @@ def test_a_first_run_on_a_new_machine_class_proposes_its_lock_section(pr_repo: P
     again = play(pr_repo)
     assert again.step("python -m claimcheck.workflow.claims_run").returncode == 0, again.output
     assert "First run on" not in again.summary
+
+
+def test_a_tests_only_or_workflow_only_change_runs_the_tests_but_measures_nothing(pr_repo: Path) -> None:
+    from claimcheck.workflow import should_measure
+
+    for changed in (["tests/conftest.py"], [".github/workflows/claims.yml"], ["README.md"]):
+        assert should_measure.can_break_tests(changed) == changed and not should_measure.can_change_verdicts(changed)
+    assert not should_measure.can_break_tests(["docs/findings/x.md"])
+    (pr_repo / "tests").mkdir(exist_ok=True)
+    (pr_repo / "tests" / "test_x.py").write_text("def test_x():\n    assert True\n", encoding="utf-8")
+    commit(pr_repo, "A test")
+    done = subprocess.run([sys.executable, "-m", "claimcheck.workflow.should_measure", "--event", "pull_request",
+                           "--base", "origin/main"], cwd=pr_repo, capture_output=True, text=True, env=clean_env())
+    assert done.returncode == 0 and done.stdout.splitlines() == [
+        "measure=false (nothing that can change a verdict changed)", "test=true (tests/test_x.py)"], done.stdout
