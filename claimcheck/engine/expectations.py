@@ -204,9 +204,12 @@ def accepted(current: Expectations, machine_class: str, run_id: str,
         known = every.get(item_id)
         if item_id in independent and verdict in DECIDED:
             backend, why = independent[item_id]
-            if known is None or known.verdict is not verdict:
-                every[item_id] = Independent(verdict, why, backend, run_id)
-            continue
+            if known is None or known.backend == backend:
+                if known is None or known.verdict is not verdict:
+                    every[item_id] = Independent(verdict, why, backend, run_id)
+                continue
+            # the every-class entry is another backend's (a model's kernels differ between backends):
+            # this class keeps its own expectation, and the other backend's stays as it is
         if known is not None and known.applies(machine_class) and known.verdict is verdict:
             continue  # the every-class section already says so
         if verdict in ACCEPTED:

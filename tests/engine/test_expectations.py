@@ -94,3 +94,21 @@ def test_an_update_from_part_of_the_suite_keeps_the_items_it_did_not_run() -> No
         "each item added or changed by the update names its own run"
     replaced = expectations.accepted(base, "cpu/x", "run-2", [("d", R)])
     assert dict(replaced.classes["cpu/x"].items) == {"d": R}, "without update the run is the whole suite"
+
+
+def test_a_deterministic_item_of_another_backend_keeps_its_own_expectation() -> None:
+    """A model-bound exact result is the same wherever the backend is, not across backends: a CUDA run
+    accepting an item the every-class section holds for the CPU files it under its own class, and the
+    CPU's entry stays."""
+    cpu = expectations.Independent(Verdict.HOLDS, "exact curve result: the same wherever the backend is cpu", "cpu")
+    current = expectations.Expectations({}, {"exact-twin": cpu, "arith": expectations.Independent(
+        Verdict.REFUTED, "arithmetic", "any")})
+    cuda = "cuda/NVIDIA H200/128-256GiB"
+    independent = {"exact-twin": ("cuda", "exact: the same wherever the backend is cuda"), "arith": ("any", "arith")}
+    for verdict in (Verdict.HOLDS, Verdict.REFUTED):
+        updated = expectations.accepted(current, cuda, "run-1", [("exact-twin", verdict), ("arith", Verdict.HOLDS)],
+                                        independent=independent)
+        assert updated.every_class["exact-twin"] == cpu, "the CPU's expectation is not the CUDA run's to change"
+        assert updated.classes[cuda].items["exact-twin"] is verdict
+        assert updated.expected(cuda, "exact-twin") is verdict
+        assert updated.every_class["arith"].verdict is Verdict.HOLDS, "arithmetic stays machine-independent"
