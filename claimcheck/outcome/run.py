@@ -73,8 +73,11 @@ class Judgement:
 
     @classmethod
     def of(cls, results: Iterable[ItemResult], expectations: Expectations | None, flags: Flags,
-           lock: Path | None) -> Judgement:
-        """The judgement of ``results`` against ``expectations`` (the lock read from ``lock``)."""
+           lock: Path | None, lock_file: Path | None = None) -> Judgement:
+        """The judgement of ``results`` against ``expectations`` (the lock read from ``lock``).
+
+        ``lock_file``: where the lock is read for its digest, when ``lock`` is named relative to a project root.
+        """
         expected: dict[str, Verdict | None] = {}
         unlocked = None
         for result in results:
@@ -85,7 +88,8 @@ class Judgement:
             if result.machine_class and not expectations.covers(result.machine_class):
                 unlocked = result.machine_class
         return cls(flags, expected, str(lock) if lock is not None and expectations is not None else None,
-                   lock_digest(lock) if lock is not None and expectations is not None else None, unlocked)
+                   lock_digest(lock_file or lock) if lock is not None and expectations is not None else None,
+                   unlocked)
 
     @property
     def expectations(self) -> RecordedExpectations | None:
@@ -167,18 +171,20 @@ class RunOutcome:
 
 
 def conclude(run_id: str, results: Sequence[ItemResult], expectations: Expectations | None, flags: Flags,
-             lock: Path | None, printed: Mapping[str, str] | None = None) -> RunOutcome:
+             lock: Path | None, printed: Mapping[str, str] | None = None, *,
+             lock_file: Path | None = None) -> RunOutcome:
     """The one constructor of a run's outcome after adjudication.
 
     Args:
         results: the final, adjudicated results in recording order.
         printed: item id -> the word pytest printed as each item finished.
+        lock_file: the lock's file when ``lock`` names it relative to the project root.
     """
     findings = tuple(find_all(results, expectations, flags))
     machine = next((r.machine_class for r in results if r.machine_class), "")
     final = {found.item_id: found.treatment.word for found in findings}
     shown = {item: word for item, word in (printed or {}).items() if final.get(item, word) != word}
-    return RunOutcome(run_id, machine, Judgement.of(results, expectations, flags, lock), findings, shown)
+    return RunOutcome(run_id, machine, Judgement.of(results, expectations, flags, lock, lock_file), findings, shown)
 
 
 def recorded(run_id: str, machine_class: str, results: Sequence[ItemResult], judgement: Judgement,

@@ -63,7 +63,9 @@ def finish_session(cs: ClaimSession, session: pytest.Session) -> None:
     final = attach_controls(run.results)
     printed = {cs.results[nodeid].item_id: cs.provisional[nodeid].treatment.word
                for nodeid in nodeids if nodeid in cs.provisional}
-    outcome = conclude(run_id or "", final, cs.expectations(), flags_of(config), cs.expectations_path, printed)
+    lock = cs.expectations_path
+    named = lock.relative_to(cs.rootdir) if lock.is_relative_to(cs.rootdir) else lock  # as the repository names it
+    outcome = conclude(run_id or "", final, cs.expectations(), flags_of(config), named, printed, lock_file=lock)
     for nodeid, finding in zip(nodeids, outcome.findings):
         cs.results[nodeid] = finding.result
         cs.findings[nodeid] = finding

@@ -176,7 +176,7 @@ def test_the_docs_gate_judges_a_citation_as_the_policy_says(strict: bool, tmp_pa
     claims.mkdir()
     (claims / "cited.yaml").write_text("---\n".join(GATE_CLAIM.format(id=r.claim_id) for r in results))
     doc = tmp_path / "doc.md"
-    doc.write_text("".join(f"Sentence {i} cites it. <!-- claim: {r.claim_id} -->\n\n" for i, r in enumerate(results)))
+    doc.write_text("".join(f"This sentence cites it. <!-- claim: {r.claim_id} -->\n\n" for r in results))
     with EvidenceStore(tmp_path / "store.sqlite") as store:
         run_id = store.begin_run(machine={"device": MACHINE_CLASS}, machine_class=MACHINE_CLASS)
         for result in results:
