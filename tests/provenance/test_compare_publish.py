@@ -56,14 +56,15 @@ def test_publish_records_the_run_in_a_profile_and_rebuilds_reports_and_compariso
         assert recorded.run_ids() == [run_id]
 
 
-def test_a_run_is_recorded_in_the_profile_mostly_of_its_class(tmp_path: Path, synthetic: Any) -> None:
-    from claimcheck.cli._evidence import profile_for
+def test_a_run_is_recorded_in_the_profile_of_its_class_only(tmp_path: Path, synthetic: Any) -> None:
+    """A profile holding another class's runs is never written to: a reader of one profile reads one class."""
+    from claimcheck.cli._evidence import profile_for, profile_slug
 
     mixed, own = tmp_path / "a-mixed.sqlite", tmp_path / "b-own.sqlite"
     _run(mixed, synthetic, synthetic.CLASS_A, 0.4, None)
     _run(mixed, synthetic, synthetic.CLASS_B, 0.8, None)  # another class's run merged in for reading
     _run(own, synthetic, synthetic.CLASS_B, 0.8, None)
     assert profile_for(tmp_path, synthetic.CLASS_B) == own
-    assert profile_for(tmp_path, synthetic.CLASS_A) == mixed
+    assert profile_for(tmp_path, synthetic.CLASS_A) == tmp_path / f"{profile_slug(synthetic.CLASS_A)}.sqlite" != mixed
     assert profile_for(tmp_path, "cuda/NVIDIA H200/128-256GiB") == tmp_path / "cuda-nvidia-h200-128-256gib.sqlite"
     assert profile_for(tmp_path, synthetic.CLASS_A, "cpu-epyc") == tmp_path / "cpu-epyc.sqlite"
