@@ -46,23 +46,6 @@ def read_tool_table(rootdir: str | Path) -> Mapping[str, Any]:
     return table
 
 
-def project_name(rootdir: str | Path) -> str | None:
-    """``[project] name`` of ``<rootdir>/pyproject.toml``, normalised (``My_Pkg`` -> ``my-pkg``); None without one."""
-    path = pyproject_path(rootdir)
-    try:
-        name = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}).get("name")
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
-        return None
-    return normalise_name(name) if isinstance(name, str) else None
-
-
-def normalise_name(name: str) -> str:
-    """A distribution name as packaging compares them (PEP 503)."""
-    import re
-
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def probe_sources(rootdir: str | Path) -> tuple[str, ...] | None:
     """``[tool.claimcheck] probes``: the probe modules and paths the project names, or None if unset.
 

@@ -333,15 +333,9 @@ def load_probe_modules(root: str | None = None, sources: Sequence[str] | None = 
             _forget_other_folder(name, location)
     imported: list[str] = []
     _PACKAGES.update(_entry_names())
-    # A second checkout of the package that ships the probes (a worktree, its venv installed editable from
-    # the first): the project's own folder is that package, so the other checkout's copy is not imported.
-    own = project_config.project_name(project) if project is not None and folders else None
-    dists = _entry_dists() if own is not None else {}
     for module_name, location in entry_dirs.items():
         if location is not None and any(_same_path(location, folder) for folder in folders):
             continue  # the project's own folder: imported below under the project's name
-        if own is not None and dists.get(module_name) == own:
-            continue
         imported += _import_module_tree(module_name)
     if project is not None and str(project) not in sys.path:
         sys.path.insert(0, str(project))  # project probes may import the project's other modules
@@ -399,16 +393,6 @@ def _entry_names() -> dict[str, str]:
     from importlib.metadata import entry_points
 
     return {entry.module: entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def _entry_dists() -> dict[str, str]:
-    """Each entry point's module -> the distribution that declares it, normalised (``claimcheck``)."""
-    from importlib.metadata import entry_points
-
-    from claimcheck.project_config import normalise_name
-
-    return {entry.module: normalise_name(entry.dist.name) for entry in entry_points(group=ENTRY_POINT_GROUP)
-            if entry.dist is not None}
 
 
 def _same_path(a: Path, b: Path) -> bool:

@@ -21,7 +21,6 @@ def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(probe_module, "_SHADOWED", {})
     monkeypatch.setattr(probe_module, "_entry_point_dirs", lambda: {})
     monkeypatch.setattr(probe_module, "_entry_names", lambda: {})
-    monkeypatch.setattr(probe_module, "_entry_dists", lambda: {})
     monkeypatch.setattr(sys, "path", list(sys.path))
     saved = {key: module for key, module in sys.modules.items() if key.split(".")[0] in LOCAL_NAMES}
     yield

@@ -67,24 +67,3 @@ def test_two_project_definitions_of_one_name_are_still_an_error(shipped: Path) -
     (shipped / "probes" / "two.py").write_text(_probe_file("twice", 2.0))
     with pytest.raises(DuplicateProbeError, match="probe `twice` is defined twice"):
         load_probe_modules(str(shipped))
-
-
-def test_a_second_checkout_of_the_shipping_package_uses_its_own_probes_without_notices(
-        shipped: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The project is itself the package that ships `shippedpkg` (a worktree whose venv is installed from another
-    # checkout): its probes/ are that package, so the other copy is not imported and nothing is shadowed.
-    monkeypatch.setattr(probe_module, "_entry_dists", lambda: {"shippedpkg": "claimcheck"})
-    (shipped / "pyproject.toml").write_text('[project]\nname = "ClaimCheck"\n')
-    (shipped / "probes" / "kv_cache_step.py").write_text(_probe_file("kv_cache_step", 2.0, param="steps"))
-    load_probe_modules(str(shipped))
-    assert shadow_notices() == []
-    assert get_probe("kv_cache_step").module == "probes.kv_cache_step"
-    assert get_probe("claimcheck:kv_cache_step") is get_probe("kv_cache_step")
-
-
-def test_a_project_of_another_name_still_shadows_with_a_notice(shipped: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(probe_module, "_entry_dists", lambda: {"shippedpkg": "claimcheck"})
-    (shipped / "pyproject.toml").write_text('[project]\nname = "my-claims"\n')
-    (shipped / "probes" / "kv_cache_step.py").write_text(_probe_file("kv_cache_step", 2.0, param="steps"))
-    load_probe_modules(str(shipped))
-    assert len(shadow_notices()) == 1
