@@ -185,9 +185,11 @@ def tiny():  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def ctx(tmp_path, monkeypatch, tiny) -> ProbeContext:
+    import claimcheck.api
     import claimcheck.models
 
     monkeypatch.setattr(claimcheck.models, "load", lambda model, variant=None, needs_text=False: tiny)
+    monkeypatch.setattr(claimcheck.api, "load", lambda model, variant=None, needs_text=False: tiny)  # what probes import
     return ProbeContext(cache_dir=str(tmp_path))
 
 

@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("mlx.core")
 
+import claimcheck.api
 import claimcheck.models  # noqa: E402
 from probes import fork_map, identity_control, route_hazard, temperature_search  # noqa: E402
 from probes.curve_prompts import select_prompts  # noqa: E402
@@ -30,6 +31,7 @@ def tiny() -> TinyLoaded:
 @pytest.fixture
 def ctx(tmp_path, monkeypatch, tiny) -> ProbeContext:
     monkeypatch.setattr(claimcheck.models, "load", lambda model, variant=None, needs_text=False: tiny)
+    monkeypatch.setattr(claimcheck.api, "load", lambda model, variant=None, needs_text=False: tiny)  # what probes import
     return ProbeContext(cache_dir=str(tmp_path))
 
 

@@ -39,12 +39,14 @@ mx = pytest.importorskip("mlx.core")
 
 @pytest.fixture
 def tiny_ctx(tmp_path, monkeypatch):
+    import claimcheck.api
     import claimcheck.models
     from claimcheck.probing.registry import ProbeContext
     from tests.sampling.tiny import TinyLoaded, tiny_model
 
     loaded = TinyLoaded(tiny_model())
     monkeypatch.setattr(claimcheck.models, "load", lambda model, variant=None, needs_text=False: loaded)
+    monkeypatch.setattr(claimcheck.api, "load", lambda model, variant=None, needs_text=False: loaded)  # what probes import
     return lambda **kw: ProbeContext(cache_dir=str(tmp_path), **kw)
 
 

@@ -61,11 +61,13 @@ def test_a_twin_that_departs_at_the_first_token_leaves_no_opening_to_reproduce(m
 @pytest.fixture
 def ctx(tmp_path, monkeypatch) -> ProbeContext:  # type: ignore[no-untyped-def]
     pytest.importorskip("mlx.core")
+    import claimcheck.api
     import claimcheck.models
     from tests.sampling.tiny import TinyLoaded, tiny_model
 
     tiny = TinyLoaded(tiny_model())
     monkeypatch.setattr(claimcheck.models, "load", lambda model, variant=None, needs_text=False: tiny)
+    monkeypatch.setattr(claimcheck.api, "load", lambda model, variant=None, needs_text=False: tiny)  # what probes import
     return ProbeContext(cache_dir=str(tmp_path))
 
 

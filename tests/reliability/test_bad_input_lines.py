@@ -80,7 +80,8 @@ def test_publish_refuses_a_run_whose_session_did_not_finish(tmp_path: Path, caps
     out = tmp_path / "reports"
     assert main(["publish", "--store", str(store_path), "--out", str(out)]) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"publish: refused: run {run_id} is incomplete (crashed, interrupted" in err, err
+    refused = [line for line in err.splitlines() if line.startswith("publish: refused")]
+    assert len(refused) == 1 and f"publish: refused: run {run_id} is incomplete (crashed, interrupted" in refused[0], err
     assert not out.exists(), "nothing was written"
 
 

@@ -42,6 +42,8 @@ FORBIDDEN_NAMES = {"FullLoader", "UnsafeLoader", "CFullLoader", "CUnsafeLoader"}
 ALLOWED_IMPORTS = {
     ("cli/__init__.py", "importlib.import_module"),  # a fixed dispatch table of claimcheck modules
     ("api.py", "importlib.import_module"),  # one constant name: the shipped op registry, on first use
+    ("api/__init__.py", "importlib.import_module"),  # a fixed table of this package's modules, on first use
+    ("_moved.py", "importlib.import_module"),  # a fixed table of 0.1.0 module names -> their new homes
     ("probing/registry.py", "importlib.import_module"),  # probes/*.py of the project being run
     ("rules/__init__.py", "importlib.import_module"),  # this package's own rule modules, found by pkgutil
     ("models/_registry.py", "importlib.import_module"),  # built-in model modules and entry points

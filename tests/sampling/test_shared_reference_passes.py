@@ -20,6 +20,8 @@ import pytest
 
 pytest.importorskip("mlx.core")
 
+import claimcheck.api
+import claimcheck.api.sampling
 import claimcheck.models  # noqa: E402
 import claimcheck.probing.sampling.reference as reference  # noqa: E402
 from claimcheck.probing.registry import ProbeContext  # noqa: E402
@@ -60,7 +62,9 @@ def _route_run(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, loaded: TinyLoade
             made.append(self)
 
     monkeypatch.setattr(claimcheck.models, "load", lambda model, variant=None, needs_text=False: loaded)
+    monkeypatch.setattr(claimcheck.api, "load", lambda model, variant=None, needs_text=False: loaded)  # what probes import
     monkeypatch.setattr(reference, "ReferencePasses", Recorded)
+    monkeypatch.setattr(claimcheck.api.sampling, "ReferencePasses", Recorded)  # what the probes import
     folder = tmp_path / ("shared" if keep else "separate")
     fork_map.bisector_trace(ProbeContext(cache_dir=str(folder)), prompts=PROMPTS, **SMALL)
     ctx = ProbeContext(cache_dir=str(folder))
