@@ -9,8 +9,8 @@ probes through the real sampler with a sweep and read back the seeds or input ke
 
 from __future__ import annotations
 
+import inspect
 import random
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -51,6 +51,12 @@ def _probes() -> None:
     load_probe_modules(str(ROOT))  # this checkout's probes/ folder, whatever claimcheck_probes resolves to
 
 
+def _globals_of(name: str) -> dict[str, Any]:
+    """The namespace the registered probe function reads its helpers from (not whatever ``sys.modules``
+    holds under its module's name now: a test of another project's ``probes/`` may have replaced that)."""
+    return inspect.unwrap(get_probe(name).function).__globals__
+
+
 class Recorder:
     """Wraps a probe: which draw keys each call made, by (level, look), read from a ``keys()`` callback."""
 
@@ -86,15 +92,15 @@ def _assert_each_look_draws_anew(recorder: Recorder, looks: dict[int, int], leve
 
 def test_generation_metrics_draws_distinct_seeds_in_both_halves_of_a_swept_look(monkeypatch) -> None:
     sampler, recorder = _sweep("generation_metrics", "{temp: [0.5, 1.0], max_tokens: 4}", "distinct_1", "temp")
-    module = sys.modules[get_probe("generation_metrics").function.__module__]
+    module = _globals_of("generation_metrics")
 
     def measure(lm: Any, seeds: list[int], **_: Any) -> list[Any]:
         recorder.keys.extend(seeds)
         return [SimpleNamespace(seed=s, tokens=[1, 2], repetition_rate=0.0, distinct_1=1.0, distinct_2=1.0,
                                 self_bleu=0.0, cross_entropy=1.0) for s in seeds]
 
-    monkeypatch.setattr(module, "load_text_model", lambda ctx, model, variant: None)
-    monkeypatch.setattr(module, "measure_generations", measure)
+    monkeypatch.setitem(module, "load_text_model", lambda ctx, model, variant: None)
+    monkeypatch.setitem(module, "measure_generations", measure)
     sampler.draw(6, 0)
     sampler.draw(3, 1)
     assert sampler.count() == 9
@@ -107,14 +113,14 @@ def test_generation_metrics_draws_distinct_seeds_in_both_halves_of_a_swept_look(
 def test_op_pair_draws_distinct_inputs_in_both_halves_of_a_swept_look(monkeypatch) -> None:
     sampler, recorder = _sweep("op_pair", "{a: gelu_erf, b: gelu_erf_compiled, shape: [[4, 8], [8, 8]], warmup: 0}",
                                "a_ms", "shape")
-    module = sys.modules[get_probe("op_pair").function.__module__]
-    original = module._round_key
+    module = _globals_of("op_pair")
+    original = module["_round_key"]
 
     def key(seed: int, look: int, index: int) -> Any:
         recorder.keys.append((seed, look, index))
         return original(seed, look, index)
 
-    monkeypatch.setattr(module, "_round_key", key)
+    monkeypatch.setitem(module, "_round_key", key)
     sampler.draw(4, 0)
     sampler.draw(5, 1)
     assert sampler.count() == 9
