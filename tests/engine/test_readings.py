@@ -152,8 +152,16 @@ def test_without_spans_every_value_is_the_figure_and_the_worst_decides() -> None
 
 
 def test_the_readings_probe_spans_half_a_unit_of_each_printed_input() -> None:
-    from claimcheck.probing.registry import ProbeContext
-    from probes.arithmetic import printed, readings
+    import inspect
+    from pathlib import Path
+
+    from claimcheck.probing.registry import ProbeContext, get_probe, load_probe_modules
+
+    # this checkout's probes/, read through the registry: an earlier test may have left another project's
+    # `probes` package in sys.modules
+    load_probe_modules(str(Path(__file__).resolve().parents[2]))
+    readings = get_probe("readings").function
+    printed = inspect.unwrap(readings).__globals__["printed"]
 
     assert printed(2.58) == (2.58, 0.005) and printed("2.570") == (2.57, 0.0005) and printed(240) == (240.0, 0.0)
     assert printed("21.5–22.3") == pytest.approx((21.9, 0.45))
