@@ -5,8 +5,8 @@ expectation, role and the run's flags) to its consequences; :mod:`claimcheck.out
 :class:`Finding` every surface renders.
 """
 
-from claimcheck.outcome.finding import Finding, figure_of, find, find_all, judged, unlocked_classes
+from claimcheck.outcome.finding import Finding, figure_of, find, find_all, judged
 from claimcheck.outcome.policy import COLOURS, Flags, Role, Treatment, colour, treat
 
 __all__ = ["COLOURS", "Finding", "Flags", "Role", "Treatment", "colour", "figure_of", "find", "find_all", "judged",
-           "treat", "unlocked_classes"]
+           "treat"]

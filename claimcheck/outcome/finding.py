@@ -8,12 +8,12 @@ renders findings, so an item reads the same on every surface.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from claimcheck.engine.expectations import Agreement, Expectations, compare
+from claimcheck.engine.expectations import Agreement, compare
 from claimcheck.outcome.policy import Flags, Role, Treatment, treat
 from claimcheck.engine.result import ItemResult
 from claimcheck.rules.figure import VALUE, Figure
@@ -147,11 +147,3 @@ def find_all(results: Sequence[ItemResult], expectations: Judge | None = None,
     unsupported = {r.control_for for r in results if r.control_for is not None and r.verdict is not Verdict.REFUTED}
     return [find(result, expectations, flags, not_shown=result.control_for is None and result.claim_id in unsupported)
             for result in results]
-
-
-def unlocked_classes(findings: Iterable[Finding], expectations: Expectations | None) -> list[str]:
-    """The machine classes the run measured that the lock has no section for."""
-    if expectations is None:
-        return []
-    return sorted({f.result.machine_class for f in findings if f.result.machine_class
-                   and not expectations.covers(f.result.machine_class)})
