@@ -132,7 +132,7 @@ _QUALIFIED: dict[str, RegisteredProbe] = {}
 # Entry point module -> its entry name, filled before those modules are imported.
 _PACKAGES: dict[str, str] = {}
 # Shadowed probe name -> the notice line naming both definitions.
-_SHADOWED: dict[str, str] = {}
+_SHADOWED: dict[str, tuple[RegisteredProbe, RegisteredProbe]] = {}  # name -> (project's, shipped)
 SHIPPED_PREFIX = "claimcheck"
 
 
@@ -190,9 +190,7 @@ def probe(
                 raise DuplicateProbeError(f"probe `{name}` is defined twice: in {existing.source} and in "
                                           f"{function.__module__} ({file or '?'}); rename one of them")
             own, shipped = shadowing
-            _SHADOWED[name] = (f"probe `{name}` of this project ({own.source}) shadows the shipped one "
-                               f"({shipped.source}); claims reach that one as "
-                               f"`{_package_of(shipped.module)}:{name}`")
+            _SHADOWED[name] = shadowing
             _REGISTRY[name] = own
             return function
         _REGISTRY[name] = registered
@@ -218,8 +216,34 @@ def _shadowing(existing: RegisteredProbe, new: RegisteredProbe) -> tuple[Registe
 
 
 def shadow_notices() -> list[str]:
-    """One line per probe name whose shipped definition a project's own probe shadows."""
-    return [_SHADOWED[name] for name in sorted(_SHADOWED) if _REGISTRY.get(name) is not None]
+    """A line per pair of folders whose probes shadow shipped ones: the probe named when it is one, counted when many.
+
+    A second checkout of a probe package (a worktree run with another checkout's install) shadows every
+    shipped probe at once; one line per probe said the same thing dozens of times on every command.
+    """
+    groups: dict[tuple[str, str, str], list[tuple[RegisteredProbe, RegisteredProbe]]] = {}
+    for name in sorted(_SHADOWED):
+        if _REGISTRY.get(name) is None:
+            continue
+        own, shipped = _SHADOWED[name]
+        entry = _package_of(shipped.module) or SHIPPED_PREFIX
+        groups.setdefault((_folder(own), _folder(shipped), entry), []).append((own, shipped))
+    lines = []
+    for (own_folder, shipped_folder, entry), pairs in groups.items():
+        if len(pairs) == 1:
+            (own, shipped), = pairs
+            lines.append(f"probe `{own.name}` of this project ({own.source}) shadows the shipped one "
+                         f"({shipped.source}); claims reach that one as `{entry}:{own.name}`")
+            continue
+        names = ", ".join(own.name for own, _ in pairs[:3]) + (", ..." if len(pairs) > 3 else "")
+        lines.append(f"{len(pairs)} probes of this project ({own_folder}: {names}) shadow the shipped ones of the "
+                     f"same names ({shipped_folder}); claims reach those as `{entry}:NAME`")
+    return lines
+
+
+def _folder(registered: RegisteredProbe) -> str:
+    """The folder a probe's file lies in (its module's package when it was not read from a file)."""
+    return os.path.dirname(registered.file) if registered.file else registered.module.rpartition(".")[0]
 
 
 def _defining_file(function: ProbeFunction) -> str:

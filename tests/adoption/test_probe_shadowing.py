@@ -67,3 +67,16 @@ def test_two_project_definitions_of_one_name_are_still_an_error(shipped: Path) -
     (shipped / "probes" / "two.py").write_text(_probe_file("twice", 2.0))
     with pytest.raises(DuplicateProbeError, match="probe `twice` is defined twice"):
         load_probe_modules(str(shipped))
+
+
+def test_many_probes_shadowed_from_one_folder_are_one_line(shipped: Path) -> None:
+    """A second checkout of a probe package shadows every shipped probe at once: one line, counting them."""
+    package = Path(probe_module._entry_point_dirs()["shippedpkg"])
+    for name in ("alpha", "beta", "gamma", "delta"):
+        (package / f"{name}.py").write_text(_probe_file(name, 1.0))
+        (shipped / "probes" / f"{name}.py").write_text(_probe_file(name, 2.0))
+    load_probe_modules(str(shipped))
+    (notice,) = shadow_notices()
+    assert notice.startswith(f"4 probes of this project ({(shipped / 'probes').resolve()}: alpha, beta, delta, ...)")
+    assert notice.endswith(f"shadow the shipped ones of the same names ({package}); claims reach those as `claimcheck:NAME`")
+    assert get_probe("claimcheck:gamma").module == "shippedpkg.gamma"
