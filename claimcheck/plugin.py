@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import time
 from pathlib import Path
 from collections.abc import Iterator
@@ -115,6 +116,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
     try:
         apply_device()  # CLAIMCHECK_DEVICE: MLX's default device, set before any probe makes a stream
+    except ValueError as error:
+        raise pytest.UsageError(str(error)) from None
+    from claimcheck.harness.device_memory import share_device_memory, worker_share
+
+    try:
+        worker_share(0, os.environ)  # a bad $CLAIMCHECK_DEVICE_MEMORY is one line, before anything runs
+        if _is_worker(config):
+            share_device_memory()  # several workers on one GPU: each caps its pool at its share
     except ValueError as error:
         raise pytest.UsageError(str(error)) from None
     rootdir = Path(str(config.rootpath))
