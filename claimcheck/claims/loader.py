@@ -432,9 +432,17 @@ def _declared_param_problems(claim: Claim, registered: RegisteredProbe, problem:
         for level in levels:
             point = {**params, over: level} if over and level is not None else params
             for name, message in registered.check_params(point):
-                where = f"probe.grid.{name}" if name in claim.probe.grid else f"probe.params.{name}"
-                if where not in reported:
+                top = name.partition(".")[0]  # a probe may name a field inside a param: `a.expr`, `inputs.x.shape`
+                where = f"probe.grid.{name}" if top in claim.probe.grid else f"probe.params.{name}"
+                if where not in reported and f"probe.params.{top}" not in reported:
                     found.setdefault(f"{where}: {message}", problem(where, message))
+    if claim.control is not None:  # the control runs the first grid point with its own params in place
+        point = {**expand_grid(claim)[0][1], **claim.control.params}
+        for name, message in registered.check_params(point):
+            top = name.partition(".")[0]
+            if top in claim.control.params and f"control.params.{top}" not in reported:
+                where = f"control.params.{name}"
+                found.setdefault(f"{where}: {message}", problem(where, message))
     return list(found.values())
 
 
