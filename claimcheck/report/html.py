@@ -66,7 +66,7 @@ def _head(report: RunReport) -> list[str]:
     out += [f"<dt>{e(label)}</dt><dd>{e(value)}</dd>" for label, value in run_lines(report)]
     counts = ", ".join(f"{report.counts.get(v, 0)} {v}" for v in VERDICT_ORDER if report.counts.get(v, 0))
     controls = report.controls
-    refuted = report.control_counts.get("refuted", 0)
+    refuted = sum(1 for c in controls if policy.control_refuted(c.verdict))
     out += [f"<dt>Verdicts</dt><dd>{e(counts or 'no items')} ({len(report.claim_items)} claim items)</dd>"]
     out += [f"<dt>Controls</dt><dd>{refuted} of {len(controls)} refuted, as they must be (not counted above)</dd>"
             ] if controls else []

@@ -11,7 +11,6 @@ from claimcheck.report.model import VERDICT_ORDER, RunReport
 from claimcheck.report.plots import Plot
 from claimcheck.store import StoredResult
 from claimcheck.outcome import policy
-from claimcheck.verdict import Verdict
 
 
 #: What every forest picture shows, said once above them.
@@ -93,7 +92,7 @@ def markdown(report: RunReport, made: Sequence[Correction], forests: Sequence[Pl
     lines += [f"| {verdict} | {counts.get(verdict, 0)} |" for verdict in VERDICT_ORDER]
     lines += [f"| **total** | {len(report.claim_items)} |", ""]
     if report.controls:  # controls must refute: counted apart, never among the claims
-        refuted = report.control_counts.get(Verdict.REFUTED.value, 0)
+        refuted = sum(1 for c in report.controls if policy.control_refuted(c.verdict))
         lines += [f"Positive controls, counted apart: {refuted} of {len(report.controls)} refuted, as they must be.",
                   ""]
     lines += control_lines(report, md)

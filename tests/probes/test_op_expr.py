@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from claimcheck.probing.expression import ExpressionError, parse, problems, read
+from probes.op_expr import op_expr  # at import: a later test may put another project's `probes` in its place
 
 ROOT = Path(__file__).resolve().parents[2]
 X = {"x": {"shape": [4, 8]}}
@@ -128,7 +129,6 @@ def test_the_arms_compute_what_their_options_say() -> None:
 
 def test_the_probe_measures_a_known_difference_through_the_op_pair_rounds() -> None:
     from claimcheck.probing.registry import ProbeContext
-    from probes.op_expr import op_expr
 
     ctx = ProbeContext(n=3, seed=5)
     out = op_expr(ctx, inputs={"x": {"shape": [4, 8], "dist": "uniform", "low": 1, "high": 2}},
