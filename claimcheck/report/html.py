@@ -52,12 +52,12 @@ def _anchor(kind: str, claim_id: str) -> str:
 
 def _head(report: RunReport) -> list[str]:
     run = report.run
-    policy = (f"default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src {script_hash()}")
+    csp = (f"default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src {script_hash()}")
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f'<meta http-equiv="Content-Security-Policy" content="{e(policy)}">',
+        f'<meta http-equiv="Content-Security-Policy" content="{e(csp)}">',
         f"<title>claimcheck report — run {e(run.run_id)}</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>claimcheck report — run <code>{e(run.run_id)}</code></h1>",
