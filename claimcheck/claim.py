@@ -251,6 +251,8 @@ class Claim:
     retracted: Retraction | None = None
     family: str | None = None  # declared multiplicity family; None: the claim file (see claimcheck.claims.families)
     indifference: float | None = None  # margin of indifference at the edge, in the threshold's units (a ratio's relative)
+    # the id of the claim document whose `checks:` this check is one of: its checks share one measurement
+    measurement: str | None = None
     path: str = "<memory>"
     line: int = 0
     content_hash: str = ""
@@ -288,6 +290,7 @@ class Claim:
             **({"no_control": self.no_control} if self.no_control else {}),
             **({"family": self.family} if self.family else {}),
             **({"indifference": self.indifference} if self.indifference is not None else {}),
+            **({"measurement": self.measurement} if self.measurement else {}),
             **({"retracted": {k: v for k, v in dataclasses.asdict(self.retracted).items() if v is not None}}
                if self.retracted else {}),
         }
@@ -320,6 +323,7 @@ class Claim:
             no_control=str(record["no_control"]) if record.get("no_control") else None,
             indifference=float(record["indifference"]) if isinstance(record.get("indifference"), (int, float)) else None,
             family=str(record["family"]) if record.get("family") else None,
+            measurement=str(record["measurement"]) if record.get("measurement") else None,
             retracted=Retraction(str(retracted.get("section", "")), str(retracted.get("figure", "")),
                                  str(retracted["decomposition"]) if retracted.get("decomposition") else None)
             if isinstance(retracted, Mapping) else None,

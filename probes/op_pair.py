@@ -94,17 +94,20 @@ def _round_key(seed: int, look: int, index: int) -> Any:
     return mx.random.key((seed * 1_000_003 + look * 10_007 + index) % 2**63)
 
 
+OP_PAIR_OUTPUTS = {
+    "a_ms": Output("ms", False, "op A, per call, one value per round"),
+    "b_ms": Output("ms", False, "op B, per call, same round and inputs as A"),
+    "max_abs_error": Output("", False, "max |B - A| over the elements of one round's output"),
+    "max_rel_error": Output("", False, "max |B - A| / max(|A|, rel_floor) over one round's output"),
+    "bitwise_mismatch": Output("elements", False, "elements whose bits differ between A and B, per round"),
+    "bitwise_equal": Output("", True, "1 when every element of B has A's bits, else 0, per round"),
+    "bitwise_differs": Output("", False, "1 when any element's bits differ (1 - bitwise_equal), per round"),
+}
+
+
 @probe(
     "op_pair",
-    outputs={
-        "a_ms": Output("ms", False, "op A, per call, one value per round"),
-        "b_ms": Output("ms", False, "op B, per call, same round and inputs as A"),
-        "max_abs_error": Output("", False, "max |B - A| over the elements of one round's output"),
-        "max_rel_error": Output("", False, "max |B - A| / max(|A|, rel_floor) over one round's output"),
-        "bitwise_mismatch": Output("elements", False, "elements whose bits differ between A and B, per round"),
-        "bitwise_equal": Output("", True, "1 when every element of B has A's bits, else 0, per round"),
-        "bitwise_differs": Output("", False, "1 when any element's bits differ (1 - bitwise_equal), per round"),
-    },
+    outputs=OP_PAIR_OUTPUTS,
     example=EXAMPLE,
     check_params=op_pair_problems,
     catalogue=op_catalogue,
@@ -190,3 +193,7 @@ def _rounds(ctx: ProbeContext, first: OpEntry, second: OpEntry, *, shape: Sequen
          "repeats": repeats, "a_op": first.description, "b_op": second.description}
     )
     return out
+
+
+#: The rounds of two ops on the same inputs, shared with the ``op_expr`` probe.
+run_rounds = _rounds

@@ -15,6 +15,7 @@ What is here, by job:
   :data:`POSITION` / :func:`positions_of` (where each sample ran in its round);
 - expensive results kept between runs: :func:`cached`, :func:`lookup`, :func:`results_dir`;
 - a probe that must run alone on the machine: :func:`hold` (the exclusive lock);
+- ops written in a claim file as MLX expressions: :mod:`op_expression` (parsed and checked without MLX);
 - the text-sampling library of the curve probes: :mod:`claimcheck.api.sampling` (imported on its own).
 
 Everything is re-exported from where it lives, so the names stay put when the package's insides
@@ -57,6 +58,7 @@ from claimcheck.probing.registry import (
     same_definition,
 )
 from claimcheck.suggest import did_you_mean
+from claimcheck.probing import expression as op_expression
 
 if TYPE_CHECKING:
     from claimcheck.harness.position import POSITION, positions_of
@@ -65,7 +67,7 @@ __all__ = [
     "DEFAULT_MODEL", "POSITION", "ClaimcheckError", "Clock", "Interleaved", "LoadedModel", "NotApplicable", "OpEntry",
     "Output", "PackPlot", "ProbeContext", "ProbeError", "ProbeFunction", "Timer", "Undecidable", "cached",
     "check_bandwidth", "definition_source", "device_buffer", "did_you_mean", "ensure_fast_blas", "gbps", "hold",
-    "host_read_seconds", "interleaved_order", "load", "load_model", "lookup", "mlx_core", "named_parameters",
+    "host_read_seconds", "interleaved_order", "load", "load_model", "lookup", "mlx_core", "named_parameters", "op_expression",
     "positions_of", "probe", "read_ceiling_gbps", "register_op", "results_dir", "reuse", "same_definition", "spin",
 ]
 

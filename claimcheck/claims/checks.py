@@ -192,7 +192,7 @@ def _measured_portable(raw: Any, probes: Mapping[str, Any]) -> bool:
 def validate_problems(paths: Iterable[str | Path], unknown: ModelCheck, probes: Mapping[str, Any] | None) -> list[str]:
     """What :func:`claimcheck.claims.loader.validate_paths` does not report: every field error of a document
     the loader stopped at, and the checks above on every claim it built (one line each)."""
-    from .loader import _build, iter_claim_files, load_documents
+    from .loader import _build_each, iter_claim_files, load_documents
 
     found: list[str] = []
     for path in iter_claim_files(paths):
@@ -202,12 +202,13 @@ def validate_problems(paths: Iterable[str | Path], unknown: ModelCheck, probes: 
             continue  # the loader reports an unreadable file
         for doc in documents:
             try:
-                built = _build(doc, str(path))
+                each = _build_each(doc, str(path))
             except ClaimError:
                 found.extend(str(error) for error in field_problems(doc, str(path)))
                 if probes is not None and _measured_portable(doc.value, probes):
                     found.extend(str(error) for error in model_problems(doc, unknown, str(path)))
                 continue
-            if isinstance(built, Claim):
-                found.extend(str(error) for error in claim_problems(built, unknown, probes))
+            for built in each:
+                if isinstance(built, Claim):
+                    found.extend(str(error) for error in claim_problems(built, unknown, probes))
     return found

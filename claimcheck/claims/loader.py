@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 import collections.abc
+import dataclasses
 import types
 import typing
 from dataclasses import dataclass
@@ -145,6 +146,9 @@ class _Validator:
         elif kind == "map":
             if not isinstance(value, dict):
                 raise wrong("a mapping")
+        elif kind == "checks":
+            if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, dict) for v in value):
+                raise wrong("a list of at least two checks, each {name: <slug>, rule: ..., ...}")
         elif kind == "profiles":
             if not isinstance(value, dict):
                 raise wrong("a mapping of profile name -> params/grid/budget")
@@ -203,6 +207,11 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
     data = validator.section(raw, "", draft=draft)
     if draft:
         return _draft(data, doc, path)
+    if "check" not in data:
+        raise validator.error("", "missing required field `check` (the decision rule and its numbers), "
+                                  "or `checks:` for several on one measurement")
+    if "name" in data["check"]:
+        raise validator.error("check.name", "`name` names one of several `checks:`; a single `check:` takes none")
     check = data["check"]
     rule_check_problems(check, validator.error)
     point_problems(check, data, validator.error)
@@ -266,6 +275,46 @@ def _build(doc: LocatedDocument, path: str) -> Claim | Draft:
     )
 
 
+def _build_each(doc: LocatedDocument, path: str) -> list[Claim | Draft]:
+    """The claims of one document: one, or one per entry of its ``checks:`` (each sharing the measurement)."""
+    raw = doc.value
+    if not isinstance(raw, dict) or "checks" not in raw or raw.get("draft") is True:
+        return [_build(doc, path)]
+    validator = _Validator(doc, path)
+    if "check" in raw:
+        raise validator.error("checks", "give either `check:` or `checks:`, not both")
+    entries = validator.field(raw["checks"], "checks", SECTIONS[""]["checks"])
+    base = raw.get("id")
+    names: dict[str, int] = {}
+    out: list[Claim | Draft] = []
+    for index, entry in enumerate(entries):
+        where = f"checks[{index}]"
+        name = entry.get("name")
+        if not isinstance(name, str) or not valid_id(name):
+            raise validator.error(f"{where}.name" if "name" in entry else where,
+                                  f"each of `checks:` needs `name:`, a slug of a-z, 0-9 and '-'; got {name!r}")
+        if name in names:
+            raise validator.error(f"{where}.name", f"check name `{name}` is used twice (also `checks[{names[name]}]`)")
+        names[name] = index
+        value = {**{k: v for k, v in raw.items() if k != "checks"}, "check": {k: v for k, v in entry.items()
+                                                                               if k != "name"}}
+        if isinstance(base, str):
+            value["id"] = f"{base}--{name}"
+        lines = {key: line for key, line in doc.lines.items() if not key.startswith("checks")}
+        lines.update({"check" + key[len(where):]: line for key, line in doc.lines.items() if key.startswith(where)})
+        try:
+            built = _build(LocatedDocument(value, lines, doc.start_line), path)
+        except ClaimError as error:
+            field = error.field
+            if field == "check" or field.startswith("check."):
+                field = where + field[len("check"):]
+            raise ClaimError(error.path, error.line, field, str(error.message).replace("`check.", f"`{where}.")) from None
+        if isinstance(built, Claim):
+            built = dataclasses.replace(built, measurement=base if isinstance(base, str) else None)
+        out.append(built)
+    return out
+
+
 def _check(fields: dict[str, Any]) -> Check:
     """The typed check: selectors as fields, the rule's parameters (with its defaults) in ``params``."""
     rule = rules.get(fields["rule"])
@@ -295,9 +344,9 @@ def load_claims_text(text: str, path: str = "<text>", *, with_drafts: bool = Fal
     """Parse every claim document in ``text``; drafts are returned only if asked for."""
     out: list[Any] = []
     for doc in load_documents(text, path):
-        built = _build(doc, path)
-        if isinstance(built, Claim) or with_drafts:
-            out.append(built)
+        for built in _build_each(doc, path):
+            if isinstance(built, Claim) or with_drafts:
+                out.append(built)
     return out
 
 
@@ -432,9 +481,17 @@ def _declared_param_problems(claim: Claim, registered: RegisteredProbe, problem:
         for level in levels:
             point = {**params, over: level} if over and level is not None else params
             for name, message in registered.check_params(point):
-                where = f"probe.grid.{name}" if name in claim.probe.grid else f"probe.params.{name}"
-                if where not in reported:
+                top = name.partition(".")[0]  # a probe may name a field inside a param: `a.expr`, `inputs.x.shape`
+                where = f"probe.grid.{name}" if top in claim.probe.grid else f"probe.params.{name}"
+                if where not in reported and f"probe.params.{top}" not in reported:
                     found.setdefault(f"{where}: {message}", problem(where, message))
+    if claim.control is not None:  # the control runs the first grid point with its own params in place
+        point = {**expand_grid(claim)[0][1], **claim.control.params}
+        for name, message in registered.check_params(point):
+            top = name.partition(".")[0]
+            if top in claim.control.params and f"control.params.{top}" not in reported:
+                where = f"control.params.{name}"
+                found.setdefault(f"{where}: {message}", problem(where, message))
     return list(found.values())
 
 
@@ -555,7 +612,7 @@ def _read_each_document(path: Path) -> tuple[list[Any], list[ClaimError]]:
     problems: list[ClaimError] = []
     for doc in documents:
         try:
-            built.append(_build(doc, str(path)))
+            built.extend(_build_each(doc, str(path)))
         except ClaimError as error:
             problems.append(error)
     return built, problems

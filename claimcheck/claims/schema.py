@@ -64,7 +64,9 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "source": Field("section", "where the claim was written", True),
         "scope": Field("section", "where the claim is asserted to hold", True),
         "probe": Field("section", "which registered probe measures it", True),
-        "check": Field("section", "the decision rule and its numbers", True),
+        "check": Field("section", "the decision rule and its numbers (or `checks:`, several on one measurement)"),
+        "checks": Field("checks", "several checks on one measurement: each `{name: <slug>, rule: ..., ...}` becomes "
+                        "its own item `<id>--<name>`; the probe is sampled once for all of them"),
         "budget": Field("section", "how much measuring it may cost"),
         "tags": Field("str-list", "labels; each becomes a pytest marker"),
         "depends_on": Field("str-list", "ids of claims this one takes as premises"),
@@ -127,6 +129,8 @@ SECTIONS: dict[str, dict[str, Field]] = {
         "over": Field("str", "list-valued probe param swept inside one item (`monotone`, `ordering`, `level_ratio`)"),
         "unit": Field("str", "unit of the figure, for reports"),
         "alpha": Field("number", "error rate of the decision", minimum=0, maximum=0.5, exclusive_bounds=True),
+        "name": Field("str", "in `checks:` only: the check's name (a slug); its item is `<id>--<name>`",
+                      pattern=ID_PATTERN),
         **{name: spec for name, spec in _rule_param_fields().items()},
     },
     "budget": {
@@ -152,6 +156,9 @@ def json_schema() -> dict[str, Any]:
     def field_schema(name: str, spec: Field) -> dict[str, Any]:
         if spec.kind == "section":
             return section_schema(name)
+        if spec.kind == "checks":
+            return {"type": "array", "minItems": 2, "items": {"$ref": "#/properties/check"},
+                    "description": spec.description}
         kinds: dict[str, dict[str, Any]] = {
             "str": {"type": "string"},
             "int": {"type": "integer"},
@@ -195,12 +202,13 @@ def json_schema() -> dict[str, Any]:
             "if": {"properties": {"rule": {"const": rule.name}}, "required": ["rule"]},
             "then": {
                 "required": sorted({*rule.required_selectors, *(p.name for p in rule.params if p.required)}),
-                "properties": {name: True for name in sorted(rule.fields() | rules.COMMON_FIELDS)},
+                "properties": {name: True for name in sorted(rule.fields() | rules.COMMON_FIELDS | {"name"})},
                 "additionalProperties": False,
             },
         }
         for rule in rules.registry().values()
     ]
+    schema["oneOf"] = [{"required": ["check"]}, {"required": ["checks"]}]
     schema.update(
         {
             "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from claimcheck.doc_links import doc_link
 from claimcheck.errors import ClaimcheckError
 
 from ._base import DISPATCH, FAILED, OK, USAGE, UsageError, _fail, _Parser
@@ -171,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     probes.add_argument("names", nargs="*", metavar="NAME", help="only these probes")
     probes.add_argument("--root", default=".", help="project root holding probes/ (default .)")
     probes.add_argument("--markdown", action="store_true", help="print the probe reference as Markdown "
-                        "(docs/probes.md), one worked claim per probe")
+                        f"({doc_link('probes.md')}), one worked claim per probe")
     probes.add_argument("--output", metavar="FILE", help="with --markdown: write it to FILE")
     probes.set_defaults(handler=cmd_probes)
 

@@ -54,6 +54,14 @@ def scope_problem(claim: Claim, params: Mapping[str, Any], machine: Mapping[str,
     return None
 
 
+def measurement_key(claim: Claim, item_id: str) -> str:
+    """The item id its measurement is keyed on: the checks of one ``checks:`` list share the document's id, so
+    they draw one seed and (through :mod:`claimcheck.engine.shared`) one set of samples."""
+    if claim.measurement and item_id.startswith(claim.id):
+        return claim.measurement + item_id[len(claim.id):]
+    return item_id
+
+
 def item_seed(run_seed: int, item_id: str) -> int:
     """A per-item seed that is stable across runs and independent of collection order."""
     digest = hashlib.sha256(f"{run_seed}:{item_id}".encode()).digest()
@@ -128,7 +136,7 @@ def run_claim_item(
     """
     claim = claim.at_point(params)  # a threshold set per grid point takes this item's value
     started = time.time()
-    seed = item_seed(options.seed, item_id)
+    seed = item_seed(options.seed, measurement_key(claim, item_id))
     tracker = ItemProgress(item_id, options.progress)
     ctx = ProbeContext(seed=seed, rng=random.Random(seed), fresh=options.fresh, cache_dir=options.cache_dir,
                        progress=tracker.note)

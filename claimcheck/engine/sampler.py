@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from claimcheck.claim import Claim
+from claimcheck.engine import shared
 from claimcheck.errors import ProbeError
 from claimcheck.harness.position import POSITION, adjust_by_positions
 from claimcheck.probing.registry import ProbeContext, RegisteredProbe
@@ -101,7 +102,10 @@ class Sampler:
         exact = True
         for position, (label, params) in enumerate(levels):
             self.ctx.n, self.ctx.look, self.ctx.offset = n, look, offset
-            result = self.probe(self.ctx, **params)
+            if self.claim.measurement:  # one of several checks on one measurement: each call is made once
+                result = shared.call(self.claim.measurement, self.probe, self.ctx, params)
+            else:
+                result = self.probe(self.ctx, **params)
             if not isinstance(result, Mapping):
                 raise ProbeError(f"probe returned {type(result).__name__}, expected a mapping of output -> samples")
             for name in self.outputs:

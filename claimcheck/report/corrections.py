@@ -50,6 +50,13 @@ def report_path(folder: Path, claim_id: str, suffix: str) -> Path:
     return path
 
 
+def _umask() -> int:
+    """The process umask (read by setting it, then put back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_text(path: Path, content: str | bytes) -> None:
     """Write through a temporary file and rename, so a reader never sees half a report."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -58,6 +65,7 @@ def write_text(path: Path, content: str | bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a report is read by others (0644 under umask 022)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -3,14 +3,13 @@
 Order: the run, a table of contents, the items table (sortable and filterable), the forest plots (one
 per claims pack), corrections and notes, controls, one section per claim (its doc anchors, machines side
 by side and history, charted and tabled), the machine comparison, then what was not checked, drift and
-the plots. Images are inlined as base64 ``data:`` URIs, history charts as inline SVG, styles and the
-one script are inline (the script allowed by its hash), so the page opens from a CI artifact or an
-e-mail with no network access. Every piece of claim or run text goes through :func:`html.escape`.
+the plots. Images are linked from the report folder (``plots/``, ``forest/``), history charts are inline
+SVG, styles and the one script are inline (the script allowed by its hash), so the page opens from the
+report folder (a CI artifact) with no network access. Every piece of claim or run text goes through :func:`html.escape`.
 """
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -34,8 +33,9 @@ NOT_CHECKED_ANCHOR = "not-checked"
 
 
 def image(plot: Plot, alt: str) -> str:
-    data = base64.b64encode(plot.png).decode("ascii")
-    return f'<img alt="{e(alt)}" src="data:image/png;base64,{data}">'
+    """A link to the plot's file beside the page (``plots/NAME.png``, ``forest/NAME.png``), never the bytes inlined:
+    inlined PNGs made the published page megabytes, once per plot."""
+    return f'<img alt="{e(alt)}" loading="lazy" src="{e(plot.path.parent.name)}/{e(plot.path.name)}">'
 
 def _banner(replacement: str) -> str:
     """Our banner is ``> **date KIND (class)** — rest``: render the bold head, escape everything."""
@@ -52,12 +52,12 @@ def _anchor(kind: str, claim_id: str) -> str:
 
 def _head(report: RunReport) -> list[str]:
     run = report.run
-    policy = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {script_hash()}")
+    csp = (f"default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; script-src {script_hash()}")
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f'<meta http-equiv="Content-Security-Policy" content="{e(policy)}">',
+        f'<meta http-equiv="Content-Security-Policy" content="{e(csp)}">',
         f"<title>claimcheck report — run {e(run.run_id)}</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>claimcheck report — run <code>{e(run.run_id)}</code></h1>",
@@ -65,7 +65,12 @@ def _head(report: RunReport) -> list[str]:
     ]
     out += [f"<dt>{e(label)}</dt><dd>{e(value)}</dd>" for label, value in run_lines(report)]
     counts = ", ".join(f"{report.counts.get(v, 0)} {v}" for v in VERDICT_ORDER if report.counts.get(v, 0))
-    out += [f"<dt>Verdicts</dt><dd>{e(counts or 'no items')} ({len(report.items)} items)</dd>", "</dl>"]
+    controls = report.controls
+    refuted = sum(1 for c in controls if policy.control_refuted(c.verdict))
+    out += [f"<dt>Verdicts</dt><dd>{e(counts or 'no items')} ({len(report.claim_items)} claim items)</dd>"]
+    out += [f"<dt>Controls</dt><dd>{refuted} of {len(controls)} refuted, as they must be (not counted above)</dd>"
+            ] if controls else []
+    out += ["</dl>"]
     return out
 
 
@@ -81,8 +86,8 @@ def _toc(entries: Sequence[tuple[str, str]], children: Mapping[str, Sequence[tup
 def _items_table(report: RunReport, made: Sequence[Correction]) -> list[str]:
     """Every item, worst first; sortable by any column and filterable by text and verdict."""
     rank = {verdict: i for i, verdict in enumerate(VERDICT_ORDER)}
-    options = "".join(f'<option value="{e(v)}">{e(v)} ({report.counts.get(v, 0)})</option>'
-                      for v in VERDICT_ORDER if report.counts.get(v, 0))
+    every = {v: report.counts.get(v, 0) + report.control_counts.get(v, 0) for v in VERDICT_ORDER}  # the table lists both
+    options = "".join(f'<option value="{e(v)}">{e(v)} ({every[v]})</option>' for v in VERDICT_ORDER if every[v])
     out = [
         '<h2 id="items">Claim items</h2>',
         '<div class="filters"><label>Filter <input id="items-filter" type="search" '

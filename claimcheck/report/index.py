@@ -90,7 +90,11 @@ def markdown(report: RunReport, made: Sequence[Correction], forests: Sequence[Pl
     lines += [f"- **{label}:** {md(value)}" for label, value in run_lines(report)]
     lines += ["", "## Verdicts", "", "| verdict | items |", "|---|---:|"]
     lines += [f"| {verdict} | {counts.get(verdict, 0)} |" for verdict in VERDICT_ORDER]
-    lines += [f"| **total** | {len(report.items)} |", ""]
+    lines += [f"| **total** | {len(report.claim_items)} |", ""]
+    if report.controls:  # controls must refute: counted apart, never among the claims
+        refuted = sum(1 for c in report.controls if policy.control_refuted(c.verdict))
+        lines += [f"Positive controls, counted apart: {refuted} of {len(report.controls)} refuted, as they must be.",
+                  ""]
     lines += control_lines(report, md)
     corrections = [d for d in made if d.kind == "correction"]
     notes = [d for d in made if d.kind == policy.REPORT_WORDS["note"]]
@@ -167,6 +171,7 @@ def summary(report: RunReport, made: Sequence[Correction], files: Mapping[str, A
     return {
         "run": run,
         "counts": report.counts,
+        "control_counts": report.control_counts,
         "items": [dict(item_json(item), report=link(item.claim_id, item.verdict),
                        scope=dataclasses.asdict(item.claim.scope)) for item in report.items],
         "corrections": [{"claim_id": d.claim_id, "kind": d.kind, "replacement": d.replacement} for d in made],

@@ -6,7 +6,7 @@ render this one object, so they cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,10 +73,18 @@ class RunReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        counts = {verdict: 0 for verdict in VERDICTS}
-        for item in self.items:
-            counts[item.verdict.value] = counts.get(item.verdict.value, 0) + 1
-        return counts
+        """Verdicts of the claims' own items; positive controls (which must refute) are counted apart."""
+        return _count(item for item in self.items if item.result.control_for is None)
+
+    @property
+    def control_counts(self) -> dict[str, int]:
+        """Verdicts of the positive controls alone (refuted is what each must be)."""
+        return _count(self.controls)
+
+    @property
+    def claim_items(self) -> list[StoredResult]:
+        """The items that are claims, not positive controls."""
+        return [item for item in self.items if item.result.control_for is None]
 
     @property
     def not_shown_able_to_fail(self) -> list[StoredResult]:
@@ -184,3 +192,10 @@ def gather(store: EvidenceStore, run_id: str | None = None) -> RunReport:
         elsewhere=_elsewhere(history, run, troubled),
         history=history,
     )
+
+
+def _count(items: Iterable[StoredResult]) -> dict[str, int]:
+    counts = {verdict: 0 for verdict in VERDICTS}
+    for item in items:
+        counts[item.verdict.value] = counts.get(item.verdict.value, 0) + 1
+    return counts

@@ -15,7 +15,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "user-repo"
-QUICK_FILES = ("claims/mlx-ops.yaml", "claims/mlx-arithmetic.yaml", "claims/shadowing.yaml", "claims/shipped.yaml")
+QUICK_FILES = ("claims/mlx-ops.yaml", "claims/mlx-arithmetic.yaml", "claims/shadowing.yaml", "claims/shipped.yaml",
+               "claims/mlx-expressions.yaml")
 NOTICE = ("claimcheck: probe `kv_cache_step` of this project (probes.kv_cache_step (")
 
 
@@ -56,7 +57,10 @@ def test_the_example_validates_and_its_quick_claims_hold(tmp_path: Path) -> None
                  "PASSED claims/mlx-ops.yaml::rms-norm-fast-matches-reference[shape=test-width]",
                  "PASSED claims/mlx-ops.yaml::qmm4-error-same-across-m",
                  "PASSED claims/mlx-arithmetic.yaml::preallocated-kv-17x-at-4096",
-                 "PASSED claims/shadowing.yaml::llama3-8b-kv-step-bytes"):
+                 "PASSED claims/shadowing.yaml::llama3-8b-kv-step-bytes",
+                 "PASSED claims/mlx-expressions.yaml::silu-compiled-bit-identical--bits",
+                 "PASSED claims/mlx-expressions.yaml::silu-compiled-bit-identical--error",
+                 "PASSED claims/mlx-expressions.yaml::matmul-row-by-row-matches-whole"):
         assert line in output, output[-4000:]
     assert NOTICE in output
     assert "Traceback" not in output

@@ -23,7 +23,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "user-repo"
-WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "claimcheck", "probes", "schema")
+WHEEL_SOURCES = ("pyproject.toml", "setup.py", "README.md", "claimcheck", "probes", "schema", "docs")
 # Safety deadlines for a loaded machine; they only catch a hung step.
 BUILD_DEADLINE_S = 600
 RUN_DEADLINE_S = 900

@@ -25,6 +25,11 @@ def toy_timer(ctx, *, size: int = 4, dtype: str = "float32", scales: list[float]
     """Times a toy loop.
 
     More text that the listing leaves out.
+
+    Args:
+        size: elements in the loop,
+            counted once.
+        dtype, label: what the loop is made of.
     """
     return {"ms": [1.0] * ctx.n, "count": [1.0] * ctx.n}
 '''
@@ -46,9 +51,13 @@ def test_probes_lists_params_with_types_and_defaults_and_outputs_with_units(tmp_
         "    Times a toy loop.",
         "    params:",
         "        size: int = 4",
+        "            elements in the loop, counted once.",
         "        dtype: str = 'float32'",
+        "            what the loop is made of.",
         "        scales: list[float] | None = None",
+        "            (undocumented: the probe's docstring has no `Args:` line for it)",
         "        label: str required",
+        "            what the loop is made of.",
         "    outputs:",
         "        ms [ms, lower is better]: time per call",
         "        count [no unit]",

@@ -73,3 +73,34 @@ def test_validate_checks_op_names_families_shapes_and_inputs(tmp_path: Path, cap
                           (30, "probe.params.inputs: `inputs.dist` must be one of normal, uniform; got 'beta'"),
                           (38, "probe.params.dtype: `dtype` must be one of float32, float16, bfloat16; got 'float64'")]:
         assert f"c.yaml:{line}: {message}" in out, out
+
+
+def test_every_param_shows_its_meaning_type_and_default(shipped: dict, capsys) -> None:
+    """`claimcheck probes NAME` and the reference give each param's meaning, read from the probe's docstring."""
+    assert cli.main(["probes", "op_expr", "--root", str(ROOT)]) == 0
+    out = capsys.readouterr().out
+    assert "dims: collections.abc.Mapping[str, int] | None = None\n            named sizes the shapes may use" in out
+    assert "repeats: int = 1\n            calls of each op per round" in out
+    reference = REFERENCE.read_text(encoding="utf-8")
+    assert "- `rel_floor: float = 1e-06`: smallest ``|A|`` a relative error is divided by." in reference
+    assert "(undocumented" not in out
+
+
+def test_the_shipped_name_of_a_probe_is_listed_as_claims_write_it(capsys) -> None:
+    assert cli.main(["probes", "claimcheck:op_pair", "--root", str(ROOT)]) == 0
+    assert capsys.readouterr().out.startswith("op_pair -- ")
+
+
+# Shipped params whose docstring has no `Args:` line yet; the count may only fall.
+UNDOCUMENTED_AT_MOST = 166
+
+
+def test_undocumented_shipped_params_do_not_grow(shipped: dict) -> None:
+    from claimcheck.cli._listing import UNDOCUMENTED, parameter_meanings
+
+    missing = [f"{name}.{line.split(':')[0]}" for name, registered in shipped.items()
+               for line, meaning in parameter_meanings(registered) if meaning == UNDOCUMENTED]
+    assert len(missing) <= UNDOCUMENTED_AT_MOST, missing
+    documented = {name for name, registered in shipped.items()
+                  if all(meaning != UNDOCUMENTED for _, meaning in parameter_meanings(registered))}
+    assert {"op_pair", "op_expr", "kv_cache_step", "temperature_controls"} & set(shipped) <= documented

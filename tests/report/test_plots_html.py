@@ -106,7 +106,8 @@ def test_a_plot_declaration_names_the_data_its_kind_needs() -> None:
         PackPlot("guess", "Guess", "whatever-fits")
 
 
-def test_html_is_self_contained_and_escapes_claim_text(tmp_path, recorded, synthetic) -> None:
+def test_html_links_its_pictures_from_the_report_folder_and_escapes_claim_text(tmp_path, recorded, synthetic) -> None:
+    """Pictures are files beside the page, never inlined bytes (which made the published page megabytes)."""
     store, run_id = recorded(_pack_run(synthetic))
     out = tmp_path / "reports"
     build_reports(store, run_id, out, probes=PROBES, docs=[])
@@ -115,7 +116,8 @@ def test_html_is_self_contained_and_escapes_claim_text(tmp_path, recorded, synth
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; fused decode" in page
     assert "Fused decode is &quot;faster&quot; &amp; &lt;b&gt;cheaper&lt;/b&gt;" in page
     sources = re.findall(r'\bsrc="([^"]*)"', page)
-    assert len(sources) == 4 and all(s.startswith("data:image/png;base64,") for s in sources)
+    assert len(sources) == 4 and all(not s.startswith("data:") and (out / s).is_file() for s in sources)
+    assert "base64" not in page
     assert all(h.startswith("#") for h in re.findall(r'\bhref="([^"]*)"', page)), "links stay inside the page"
     assert "http://" not in page and "https://" not in page and "@import" not in page
 
