@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from claimcheck import rules
 from claimcheck.claim import Claim
 from claimcheck.errors import ClaimError
 
@@ -165,7 +166,48 @@ def budget_problems(claim: Claim, deterministic: bool, *, alpha: float | None = 
                 return [ClaimError(claim.path, line, where,
                                    f"at most {budget.max_samples} samples, but no event in n shows a rate below "
                                    f"{threshold:g} (alpha {level:g}) only from n = {needed}: the claim can never hold")]
-    return []
+    problem = median_problem(claim, check.alpha if alpha is None else alpha)
+    return [ClaimError(claim.path, line, where, problem)] if problem is not None else []
+
+
+def median_problem(claim: Claim, alpha: float) -> str | None:
+    """Why a median decided on the sign test can never decide within the budget, or None.
+
+    The sign test's smallest p-value over n samples (or rounds of a paired figure) is ``0.5**n``;
+    the last look runs at its exact sign-test level under the plan (a one-output timing item
+    decides once, on its window, at ``alpha``), and below that no outcome decides. (The effect-size
+    test a timing item adds under dependence runs at a share of the same level.)
+    """
+    budget = claim.budget
+    try:
+        rule = rules.get(claim.check.rule)
+        check = rules.for_timing(claim.check, claim.timing)
+        if rules.statistic(check) != "median" or rule.boundary(check) != "sign":
+            return None
+        paired = rule.max_groups != 1
+        window = claim.timing and not paired
+        if _sign_decides(budget.max_samples, budget.min_samples, budget.looks, alpha, window):
+            return None
+        needed = next(n for n in range(budget.max_samples + 1, budget.max_samples + 1000)
+                      if _sign_decides(n, budget.min_samples, budget.looks, alpha, window))
+    except (ValueError, KeyError, StopIteration):
+        return None  # the check's own fields are wrong: their errors say so
+    n = budget.max_samples
+    unit = "rounds" if paired else "samples"
+    what = "the median of the per-round contrast" if paired else "the median"
+    return (f"at most {n} {unit}, but `{check.rule}` decides {what} on a sign test, whose smallest p-value over "
+            f"{n} {unit} (0.5^{n} = {0.5 ** n:.3g}) never reaches the last look's level at alpha {alpha:g}: the "
+            f"claim can never be decided; the smallest n that could decide is {needed} {unit}")
+
+
+def _sign_decides(n: int, min_samples: int, looks: int, alpha: float, window: bool) -> bool:
+    """Whether a sign test over ``n`` samples at the plan's last look can reach that look's level."""
+    from claimcheck.stats import SequentialPlan, sign_test_n
+
+    if window:
+        return n >= sign_test_n(alpha)
+    level = SequentialPlan(alpha, min(min_samples, n), n, looks).levels("sign")[-1]
+    return level > 0 and 0.5**n <= level
 
 
 def claim_problems(claim: Claim, unknown: ModelCheck, probes: Mapping[str, Any] | None) -> list[ClaimError]:

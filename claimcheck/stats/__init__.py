@@ -13,7 +13,7 @@ scipy.stats result:
   union bound elsewhere) so repeated looking keeps both error rates.
 - :func:`adjust_pvalues` applies Holm (or Benjamini–Hochberg) to a run's p-values;
   :func:`two_sided_family` adjusts a run's refutations and holds with it.
-- :func:`mde` / :func:`required_n` / :func:`zero_rate_n` state a run's resolution.
+- :func:`mde` / :func:`required_n` / :func:`zero_rate_n` / :func:`sign_test_n` state a run's resolution.
 - :func:`quantity_gate` / :func:`noise_gate` flag a tested quantity that is spiky or drifting
   (and, for a mean of timing samples, too noisy).
 - :func:`widen_between_runs` folds an item's between-run spread (earlier runs' estimates, as
@@ -33,7 +33,7 @@ from ._family import FamilyMember, FamilyVerdict, family_alpha, samples_to_survi
 from ._family_summary import family_lines
 from ._hypothesis import Hypothesis
 from ._noise import noise_gate, quantity_gate
-from ._power import mde, required_n, zero_rate_n
+from ._power import mde, required_n, sign_test_n, zero_rate_n
 from ._proportions import Counts, decide_two_proportions
 from ._rates import count_events, decide_rate_at_most, decide_zero_rate
 from ._ratio import decide_ratio
@@ -79,6 +79,7 @@ __all__ = [
     "run_sequential",
     "samples_to_survive",
     "sequential_pvalue",
+    "sign_test_n",
     "spread",
     "two_sided_family",
     "widen_between_runs",

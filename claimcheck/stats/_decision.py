@@ -41,7 +41,8 @@ class Decision:
         statistic: the estimate the claim is about (mean, median, ratio, difference, rate, value).
         low, high: interval for ``statistic`` at ``confidence_level``; each side is a one-sided
             bound at level ``alpha`` unless the rule's reason says otherwise.
-        n: total number of samples over all groups.
+        n: total number of samples over all groups; for a paired figure (rounds of two interleaved
+            arms), the number of rounds, which is what its test counts.
         verdict: HOLDS, REFUTED or INCONCLUSIVE.
         reason: one readable line that explains the verdict.
         pvalue: p-value of the test whose rejection means REFUTED (``verdict`` is REFUTED exactly

@@ -61,7 +61,7 @@ def decide_equivalent(
     ``hypothesis``: the rule's (:class:`~._hypothesis.Hypothesis`), carried by a decision read off an interval.
     """
     (_, a), (_, b) = groups
-    n = len(a) + len(b)
+    n = len(a) if paired and len(a) == len(b) else len(a) + len(b)  # a paired figure's n is its rounds
     log = scale == "log-ratio"
     if log:
         for label, x in groups:

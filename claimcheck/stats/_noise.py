@@ -21,8 +21,9 @@ one-sample rule, each arm for an unpaired one. It flags two symptoms:
 
 A flagged look keeps sampling within the budget (:func:`~._sequential.run_sequential`). At the
 end a flagged mean becomes inconclusive; a decisive median stands, with the problem recorded,
-unless the problem is serial dependence (:func:`is_dependence`): no interval of the rules
-holds under it, so the item stays inconclusive with that reason.
+unless the problem is serial dependence (:func:`is_dependence`): no interval that assumes
+independent samples holds under it, so a median is decided again on its effective n and its
+effect's size (:mod:`._dependent`), and any other statistic stays inconclusive with that reason.
 
 :func:`warm_up_count` finds warm-up samples: a leading run of samples, at most a fifth of them
 and at most :data:`WARM_UP_MAX`, each beyond ``WARM_UP_K`` robust SDs of the samples after

@@ -128,3 +128,17 @@ def zero_rate_n(threshold: float, alpha: float = 0.05) -> int:
     while (1 - threshold) ** n > alpha:  # guard against rounding in the logarithms
         n += 1
     return n
+
+
+def sign_test_n(alpha: float) -> int:
+    """Smallest n whose sign test can reach ``alpha`` at all: every sample on one side gives ``0.5**n``.
+
+    Below it no outcome decides a median on the sign test: 4 rounds of a paired median give
+    ``0.5**4 = 0.0625``, above any look's level at alpha = 0.05.
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"`alpha` must lie in (0, 1); got {alpha!r}")
+    n = max(1, math.ceil(-math.log2(alpha)))
+    while 0.5**n > alpha:  # guard against rounding in the logarithm
+        n += 1
+    return n

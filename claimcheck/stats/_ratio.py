@@ -59,7 +59,7 @@ def decide_ratio(
     ``hypothesis``: the rule's (:class:`~._hypothesis.Hypothesis`), carried by a decision read off an interval.
     """
     (_, a), (_, b) = groups
-    n = len(a) + len(b)
+    n = len(a) if paired and len(a) == len(b) else len(a) + len(b)  # a paired figure's n is its rounds
     if min(len(a), len(b)) < 2:
         return too_few(rule, n, alpha, what="pairs" if paired else "samples per arm")
     level = 1 - 2 * alpha

@@ -30,7 +30,8 @@ A gated (timing) item drops its warm-up samples before each decision
 says how many in its reason; a look whose count then differs from the plan's size runs at its
 union-bound increment, as a short draw does. An item whose last look the gate finds serially
 dependent (:func:`~._noise.is_dependence`) is decided on its effective n
-(:func:`~._dependent.decide_dependent`: the sign test with its variance inflated), or stays
+(:func:`~._dependent.decide_dependent`: the sign test with its variance inflated, and the
+effect's size at the last look), or stays
 inconclusive with that reason where its statistic has no such test; its sequential p-values are
 then that last look's, Bonferroni-scaled (``p * alpha / alpha_k``), since the earlier looks'
 p-values assumed independent samples. A look that could stop early is also tested for
@@ -233,7 +234,7 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
         alpha_k = max(alpha_k, _FLOOR)  # a look that may not spend anything still reports an interval
         decision = decide_look(groups, alpha_k)
         if gate is not None:
-            decision = paired_effective(decision, groups, alpha_k)
+            decision = paired_effective(decision, groups, alpha_k, final=look == len(plan.sizes) - 1)
         alphas.append(alpha_k)
         pvalues.append(decision.pvalue)
         hold_pvalues.append(decision.hold_pvalue)

@@ -86,3 +86,30 @@ def test_the_repository_and_the_example_claims_pass(capsys) -> None:
     for claims, project in ((root / "claims", root), (root / "docs/examples/user-repo/claims",
                                                       root / "docs/examples/user-repo")):
         assert cli.main(["validate", str(claims), "--root", str(project)]) == 0, capsys.readouterr().out
+
+
+PAIRED_PROBE = '''
+
+@probe("pair_ms", outputs={"new": Output("ms"), "old": Output("ms")})
+def pair_ms(ctx: ProbeContext) -> dict[str, list[float]]:
+    """Two interleaved arms, timed."""
+    rng = random.Random(ctx.seed * 1_000 + ctx.look)
+    return {"new": [rng.gauss(5.0, 0.2) for _ in range(ctx.n)], "old": [rng.gauss(50.0, 2.0) for _ in range(ctx.n)]}
+'''
+
+
+def test_a_paired_median_over_too_few_rounds_is_an_error_naming_the_smallest_n(tmp_path: Path, capsys) -> None:
+    control = 'control: {none: true, why: "none"}\n'
+    check = "check: {rule: ratio, output: new, reference: old, threshold: 1, bound: at_most, paired: true}\n"
+    root = _project(tmp_path, HEAD.format(id="four-rounds") + "probe: {name: pair_ms}\n" + check
+                    + "budget: {min_samples: 4, max_samples: 4, looks: 1, exclusive: true}\n" + control + "---\n"
+                    + HEAD.format(id="five-rounds") + "probe: {name: pair_ms}\n" + check
+                    + "budget: {min_samples: 5, max_samples: 5, looks: 1, exclusive: true}\n" + control)
+    (root / "probes" / "mine.py").write_text(PROBES + PAIRED_PROBE, encoding="utf-8")
+    code, lines = _validate(root, capsys)
+    path = root / "claims" / "c.yaml"
+    # 4 rounds: 0.5^4 = 0.0625 > 0.05; 5 rounds reach 0.031, so the second claim passes
+    assert code == 1 and lines == [
+        f"{path}:8: budget.max_samples: at most 4 rounds, but `ratio` decides the median of the per-round contrast "
+        "on a sign test, whose smallest p-value over 4 rounds (0.5^4 = 0.0625) never reaches the last look's level "
+        "at alpha 0.05: the claim can never be decided; the smallest n that could decide is 5 rounds"]

@@ -8,6 +8,11 @@ The models (all timing, N(100, 2) at heart, so the harness's thresholds and arms
   is slow (x1.25) with probability 0.3.
 - ``warm-up``: the first 3 samples of a run take twice as long; the claim is about the steady
   state, so the boundary is the steady-state value.
+- ``AR(1)+spikes`` / ``AR(1)+t(3)``: AR(1) 0.5 with 5% of samples x1.3, or driven by t(3)
+  innovations: skewed or heavy-tailed dependent noise, where a mean and the median part.
+
+:func:`effect_rate` runs the large-effect cases (:data:`EFFECTS`): a paired ratio far from its
+threshold in every round under AR(1) 0.5, decided within a small budget.
 
 Cells reuse the harness's makers (one-sample bound, paired ratio, paired equivalent), whose
 paired arms carry the model in one arm and normal noise in the other, under a shared
@@ -18,8 +23,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
+
+from claimcheck.stats import SequentialPlan
 
 from . import harness as H
 
@@ -48,6 +56,22 @@ def regime_blocks(rng: np.random.Generator, reps: int, block: int = 10, share: f
     blocks = (np.arange(ROUNDS)[None, :] + phase[:, None]) // block
     slow = rng.random((reps, ROUNDS // block + 2)) < share
     return base * np.where(np.take_along_axis(slow, blocks, axis=1), 1.25, 1.0)
+
+
+def ar1_spiky(rng: np.random.Generator, reps: int) -> np.ndarray:
+    """AR(1) 0.5 noise with marginal N(100, 2), 5% of samples x1.3 (preemption on a dependent clock)."""
+    base = ar1(0.5)(rng, reps)
+    return np.where(rng.random((reps, ROUNDS)) < 0.05, 1.3 * base, base)
+
+
+def ar1_heavy(rng: np.random.Generator, reps: int) -> np.ndarray:
+    """100 + 2 e, e AR(1) 0.5 driven by t(3) innovations (cut at +-40 t units so that a time stays positive)."""
+    z = np.clip(rng.standard_t(3, (reps, ROUNDS)), -40.0, 40.0)
+    e = np.empty_like(z)
+    e[:, 0] = z[:, 0]
+    for t in range(1, ROUNDS):
+        e[:, t] = 0.5 * e[:, t - 1] + math.sqrt(1 - 0.25) * z[:, t]
+    return 100.0 + 2.0 * e
 
 
 def warm_up(rng: np.random.Generator, reps: int, first: int = 3, factor: float = 2.0) -> np.ndarray:
@@ -81,6 +105,11 @@ NOISES = (
     H.Noise("regime blocks", regime_blocks, True),
     H.Noise("warm-up 3x2", warm_up, True),
     H.Noise("load 1 SE", per_run_load(1.0), True),
+)
+# dependence with spikes or heavy tails: the mean the effect-size test reads moves with them, the median does not
+SKEWED_NOISES = (
+    H.Noise("AR(1)+spikes", ar1_spiky, True),
+    H.Noise("AR(1)+t(3)", ar1_heavy, True),
 )
 HISTORY_RUNS = (3, 10)  # earlier complete runs read as history in the between-run rows
 BETWEEN_RUN = ("regime blocks", "load 1 SE")  # the models whose excess is a between-run effect
@@ -127,7 +156,7 @@ def _rules(noise: H.Noise, history_runs: int | None = 0, noise_label: str = "") 
 
 def cells() -> list[H.Cell]:
     """Every timing rule under every dependent-noise model, as a first run (no history) decides it."""
-    return [cell for noise in NOISES for cell in _rules(noise)]
+    return [cell for noise in (*NOISES, *SKEWED_NOISES) for cell in _rules(noise)]
 
 
 def history_cells() -> list[H.Cell]:
@@ -224,3 +253,59 @@ def flip_rate(items: int, load_se: float, seed: int, history_runs: int | None = 
         decided += all(v in decisive for v in verdicts)
         flips += set(verdicts) == decisive
     return flips / items, decided / items
+
+
+def _ar1_unit(rng: np.random.Generator, reps: int, rounds: int, rho: float) -> np.ndarray:
+    """Stationary AR(1) of unit variance, ``rounds`` long."""
+    z = rng.standard_normal((reps, rounds))
+    e = np.empty_like(z)
+    e[:, 0] = z[:, 0]
+    for t in range(1, rounds):
+        e[:, t] = rho * e[:, t - 1] + math.sqrt(1 - rho**2) * z[:, t]
+    return e
+
+
+def ten_x(rng: np.random.Generator, reps: int, rounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """A 10x ratio in every round: an AR(1) 0.5 N(100, 2) arm times 10, an N(100, 2) one, a shared round factor."""
+    c = 1.0 + 0.1 * rng.standard_normal((reps, rounds))
+    u = 100.0 + 2.0 * _ar1_unit(rng, reps, rounds, 0.5)
+    v = 100.0 + 2.0 * rng.standard_normal((reps, rounds))
+    return 10.0 * u * c, v * c
+
+
+def narrow_band(rng: np.random.Generator, reps: int, rounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-round ratios between 0.036 and 0.070 (log-ratio 0.05 x exp(0.15 AR(1) 0.5), cut to that band)."""
+    log_ratio = np.clip(math.log(0.05) + 0.15 * _ar1_unit(rng, reps, rounds, 0.5), math.log(0.036), math.log(0.070))
+    c = 1.0 + 0.1 * rng.standard_normal((reps, rounds))
+    v = 100.0 + 2.0 * rng.standard_normal((reps, rounds))
+    return np.exp(log_ratio) * v * c, v * c
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A paired ratio far from its threshold of 1 in every round, on a small budget, and the verdict that is right."""
+
+    label: str
+    arms: Callable[[np.random.Generator, int, int], tuple[np.ndarray, np.ndarray]]
+    bound: str
+    plan: SequentialPlan
+    right: str
+
+
+EFFECTS = (
+    Effect("10x, 8 rounds, at_least 1", ten_x, "at_least", SequentialPlan(0.05, 8, 8, 1), "holds"),
+    Effect("10x, 8 rounds, at_most 1", ten_x, "at_most", SequentialPlan(0.05, 8, 8, 1), "refuted"),
+    Effect("0.036-0.070, 12 rounds, at_most 1", narrow_band, "at_most", SequentialPlan(0.05, 12, 12, 1), "holds"),
+    Effect("0.036-0.070, looks 6/9/12, at_most 1", narrow_band, "at_most", SequentialPlan(0.05, 6, 12, 3), "holds"),
+)
+
+
+def effect_rate(effect: Effect, reps: int, seed: int) -> tuple[float, float]:
+    """(rate of the right verdict, rate of the wrong one) of ``effect`` through the claim path, first runs."""
+    rng = np.random.default_rng(seed)
+    a, b = effect.arms(rng, reps, effect.plan.max_samples)
+    check = H.rules.make_check("ratio", {"threshold": 1.0, "bound": effect.bound, "paired": True},
+                               labels=("a", "b"))
+    verdicts = [H.run_item(check, [("a", a[r]), ("b", b[r])], True, plan=effect.plan)[0].value for r in range(reps)]
+    wrong = "refuted" if effect.right == "holds" else "holds"
+    return float(np.mean([v == effect.right for v in verdicts])), float(np.mean([v == wrong for v in verdicts]))

@@ -34,7 +34,18 @@ def main(argv: list[str]) -> int:
     print(D.power_table(D.power_rows(reps, seed=SEED + 1000)))
     print()
     print(flip_lines(reps))
+    print()
+    print(effect_lines(reps))
     return 0
+
+
+def effect_lines(reps: int) -> str:
+    """Large effects on small budgets: the right verdict's rate and the wrong one's (:data:`D.EFFECTS`)."""
+    lines = []
+    for index, effect in enumerate(D.EFFECTS):
+        right, wrong = D.effect_rate(effect, reps, seed=SEED + 3000 + index)
+        lines.append(f"{effect.label:<40} {effect.right:<8} right {right:.3f} wrong {wrong:.3f} ({reps} runs)")
+    return "\n".join(lines)
 
 
 FLIP_CONDITIONS = ((None, "within-run only"), (0, "first run"), (3, "3 earlier runs"), (10, "10 earlier runs"))

@@ -119,18 +119,21 @@ class Result:
         return self.refuted <= ALPHA + k * self.se and self.held <= ALPHA + k * self.held_se
 
 
-def _claim(check: Check, timing: bool) -> Claim:
+def _claim(check: Check, timing: bool, plan: SequentialPlan = PLAN) -> Claim:
     return Claim("sim", "t", "s", Source("d.md", "1", "f"), Scope(), ProbeSpec("p"), check,
-                 budget=Budget(min_samples=PLAN.min_samples, max_samples=N_MAX, looks=3, exclusive=timing))
+                 budget=Budget(min_samples=plan.min_samples, max_samples=plan.max_samples, looks=plan.looks,
+                               exclusive=timing))
 
 
 def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
-               item_id: str = "sim", history: Sequence[float] | None = ()) -> tuple[ItemResult, int]:
+               item_id: str = "sim", history: Sequence[float] | None = (),
+               plan: SequentialPlan = PLAN) -> tuple[ItemResult, int]:
     """One replicate as the runner runs an item: resolve the statistic, sample in looks, widen, gate.
 
     ``history``: the item's estimates in earlier complete runs, folded in as the runner folds them
     (:func:`claimcheck.engine.adjudicate.widen`); ``()`` is a first run, None leaves the
-    between-run component out (the within-run decision alone, for comparison).
+    between-run component out (the within-run decision alone, for comparison). ``plan``: the item's
+    looks (the common plan unless a cell states its own budget).
     """
     check = rules.for_timing(check, timing)
     taken = 0
@@ -142,20 +145,20 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
         return batch
 
     gate = rules.timing_gate(check) if timing else None
-    decision = rules.sequential(check, draw, PLAN, gate=gate)
-    claim = _claim(check, timing)
+    decision = rules.sequential(check, draw, plan, gate=gate)
+    claim = _claim(check, timing, plan)
     result = ItemResult(claim, item_id, {}, decision.verdict, decision.reason, decision)
     if history is not None:
         result = widen(result, history)
     if timing:
         result = gate_noise(result, [], 0.10)
-    return result, min(taken, N_MAX)
+    return result, min(taken, plan.max_samples)
 
 
 def run_item(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
-             history: Sequence[float] | None = ()) -> tuple[Verdict, int]:
+             history: Sequence[float] | None = (), plan: SequentialPlan = PLAN) -> tuple[Verdict, int]:
     """The verdict of :func:`run_result` and the samples per group it drew."""
-    result, taken = run_result(check, groups, timing, history=history)
+    result, taken = run_result(check, groups, timing, history=history, plan=plan)
     return result.verdict, taken
 
 

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from claimcheck import rules
-from claimcheck.stats import SequentialPlan
+from claimcheck.stats import Decision, SequentialPlan
 from claimcheck.stats._noise import is_dependence, lag1_dependence, quantity_gate, warm_up_count
 from claimcheck.stats._sequential import drop_warm_up, early_dependence
 from claimcheck.verdict import Verdict
@@ -155,3 +155,63 @@ def test_blocks_of_states_read_the_long_run_factor_not_lag_1_alone() -> None:
     assert "the long-run factor 1 + 2 sum r_k" in decision.reason and "over 10 lags" in decision.reason
     r = decision.details["dependence"]["r"]
     assert decision.details["dependence"]["inflation"] > (1 + r) / (1 - r)
+
+
+def _narrow_band_rounds() -> tuple[np.ndarray, np.ndarray]:
+    """12 rounds whose per-round ratios lie between 0.036 and 0.070 and drift (serially dependent)."""
+    rng = np.random.default_rng(12)
+    ratios = np.array([0.036, 0.039, 0.041, 0.045, 0.047, 0.052, 0.055, 0.058, 0.061, 0.064, 0.068, 0.070])
+    old = 100 + 2 * rng.standard_normal(12)
+    return ratios * old, old
+
+
+def _paired_run(a: np.ndarray, b: np.ndarray, plan: SequentialPlan, bound: str = "at_most") -> Decision:
+    check = rules.for_timing(rules.make_check("ratio", {"threshold": 1.0, "bound": bound, "paired": True},
+                                              labels=("a", "b")), timing=True)
+    taken = 0
+
+    def draw(k: int) -> list[tuple[str, np.ndarray]]:
+        nonlocal taken
+        taken += k
+        return [("a", a[taken - k: taken]), ("b", b[taken - k: taken])]
+
+    return rules.sequential(check, draw, plan, gate=rules.timing_gate(check))
+
+
+def test_a_consistent_large_effect_is_decided_by_its_size_and_the_reason_says_so() -> None:
+    """12 of 12 ratios in 0.036-0.070 against 1: the sign test on an effective n of ~3 could not decide it."""
+    decision = _paired_run(*_narrow_band_rounds(), SequentialPlan(0.05, 6, 12, 3))
+    assert decision.verdict is Verdict.HOLDS and decision.n == 12
+    assert "decided by the effect's size" in decision.reason and "dependence factor" in decision.reason
+    assert "effective n" in decision.reason and "of 12" in decision.reason and "repeated 90% CI [" in decision.reason
+    assert 0 < decision.low <= decision.statistic <= decision.high < 1  # a finite interval of the median ratio
+    assert decision.details["dependence"]["size_pvalues"][0] <= 0.2 * decision.details["sequential"][
+        "alpha_per_look"][-1]
+
+
+def test_an_early_look_decides_on_the_sign_test_alone() -> None:
+    """Only the plan's last look may stop on the effect's size (a run of 8 rounds may hold one clock state)."""
+    from claimcheck.stats._dependent import paired_effective
+
+    a, b = _narrow_band_rounds()
+    check = rules.make_check("ratio", {"threshold": 1.0, "bound": "at_most", "paired": True, "statistic": "median"},
+                             labels=("a", "b"))
+    groups = [("a", a), ("b", b)]
+    decision = rules.decide_check(check, groups, 0.02)
+    early = paired_effective(decision, groups, 0.02, final=False)
+    last = paired_effective(decision, groups, 0.02)
+    assert early.details["dependence"]["size_share"] == 0.0 and "sign test alone" in early.reason
+    assert early.verdict is Verdict.INCONCLUSIVE and last.verdict is Verdict.HOLDS
+
+
+@pytest.mark.parametrize("rule,params", [
+    ("ratio", {"threshold": 1.0, "bound": "at_most", "paired": True, "statistic": "median"}),
+    ("ratio", {"threshold": 1.0, "bound": "at_most", "paired": True, "statistic": "mean"}),
+    ("equivalent", {"margin": 0.5, "paired": True, "statistic": "median"}),
+    ("equivalent", {"margin": 0.5, "paired": True, "statistic": "mean"}),
+])
+def test_a_paired_figure_counts_its_rounds(rule: str, params: dict[str, object]) -> None:
+    """A paired test's n is its rounds (the sign test over 4 rounds is a test of 4, not 8)."""
+    a, b = 10 + np.random.default_rng(4).standard_normal((2, 9))
+    decision = rules.decide(rule, [("a", a), ("b", b)], **params)
+    assert decision.n == 9
