@@ -62,3 +62,30 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         for table in tables:
             terminalreporter.write_line(table)
             terminalreporter.write_line("")
+
+
+@pytest.fixture(autouse=True)
+def _this_repository_probes_stay_loaded():
+    """A test that loads another project's ``probes`` package (``--root tmp``) puts this repository's back after.
+
+    Loading a project's probes replaces the ``probes`` modules and their registrations; without this, which
+    later test on the same xdist worker finds ``probes.temperature_search`` gone depended on the order.
+    """
+    import sys
+
+    from claimcheck.probing import registry
+
+    def ours() -> dict[str, object]:
+        return {k: v for k, v in sys.modules.items() if k == "probes" or k.startswith("probes.")}
+
+    modules = ours()
+    tables = (registry._REGISTRY, registry._QUALIFIED, registry._SHADOWED)
+    saved = [dict(table) for table in tables]
+    yield
+    if ours() != modules:
+        for key in ours():
+            sys.modules.pop(key, None)
+        sys.modules.update(modules)  # type: ignore[arg-type]
+        for table, before in zip(tables, saved):
+            table.clear()
+            table.update(before)  # type: ignore[attr-defined]
