@@ -1,8 +1,13 @@
-"""The decision path decides as it did when ``spine_decisions.json.gz`` was recorded (before the typed hypothesis).
+"""The decision path decides as it did when ``spine_decisions.json.gz`` was recorded.
 
 The record holds 5,439 cases (rules x noise x history, :mod:`spine_record`); every thirtieth runs by
-default, all of them under ``-m slow``. The only cases allowed to differ are the 180 whose constant
-timing samples raised ``KeyError: 'threshold'`` in the old between-run widening: they decide now.
+default, all of them under ``-m slow``. It was recorded again when the futility stop and the n that
+would decide came in. Against the record before them: 2,424 cases identical; 2,407 differ only in the
+reason (the n that would decide, also on a widened interval, kept as ``needed_n``); 425 inconclusive
+cases stopped for futility before their last look (other numbers, the same verdict); 3 decided cases
+became inconclusive by the futility stop (2 holds, 1 refuted; none the other way, none between holds
+and refuted); and the 180 that crashed in the older between-run widening (``KeyError: 'threshold'``)
+decide, as they did when the previous record allowed them to differ.
 """
 
 from __future__ import annotations
