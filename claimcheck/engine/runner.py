@@ -31,7 +31,7 @@ from claimcheck.engine.result import ItemResult
 from claimcheck.engine.options import RunOptions
 from claimcheck.rules import decide_check, for_timing, sequential, timing_gate
 from claimcheck.engine.sampler import Groups, Sampler
-from claimcheck.stats import Decision, SequentialPlan
+from claimcheck.stats import Adaptation, Decision, SequentialPlan
 from claimcheck.verdict import Verdict
 
 
@@ -60,6 +60,11 @@ def measurement_key(claim: Claim, item_id: str) -> str:
     if claim.measurement and item_id.startswith(claim.id):
         return claim.measurement + item_id[len(claim.id):]
     return item_id
+
+
+def _clock() -> float:
+    """Seconds now: the item's budget is read against this (a test replaces it with a fake clock)."""
+    return time.time()
 
 
 def item_seed(run_seed: int, item_id: str) -> int:
@@ -135,7 +140,7 @@ def run_claim_item(
     decision that stops early survives the family. None: it stops at its own alpha.
     """
     claim = claim.at_point(params)  # a threshold set per grid point takes this item's value
-    started = time.time()
+    started = _clock()
     seed = item_seed(options.seed, measurement_key(claim, item_id))
     tracker = ItemProgress(item_id, options.progress)
     ctx = ProbeContext(seed=seed, rng=random.Random(seed), fresh=options.fresh, cache_dir=options.cache_dir,
@@ -143,7 +148,7 @@ def run_claim_item(
     sampler = Sampler(claim, probe, params, ctx)
 
     def finish(verdict: Verdict, reason: str, decision: Decision | None = None) -> ItemResult:
-        end = time.time()
+        end = _clock()
         return ItemResult(
             claim=claim, item_id=item_id, params=dict(params), raw_verdict=verdict, raw_reason=reason,
             decision=decision, samples={k: tuple(v) for k, v in sampler.samples().items()},
@@ -199,7 +204,11 @@ def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: Sampler, 
 
 def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOptions, deadline: float,
                 tracker: ItemProgress, stop_alpha: float | None = None) -> Decision:
-    """Draw in looks until the rule decides, the plan ends or the time budget runs out."""
+    """Draw in looks until the rule decides, stops for futility, the plan ends or the time budget runs out.
+
+    A last look moved out (a promising-zone extension) is sized to end within the budget at the rate
+    measured so far (:class:`claimcheck.stats.Adaptation`); the budget is checked before every look.
+    """
     budget = claim.budget
     scale = options.budget_scale
     min_n = max(1, round(budget.min_samples * scale))
@@ -208,10 +217,19 @@ def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOption
     plan = SequentialPlan(alpha, min_n, max_n, budget.looks, stop_alpha=stop)
     sampler.ctx.looks = len(plan.sizes)  # a probe over a fixed selection measures it in groups only with several looks
     looks = iter(range(len(plan.sizes)))
+    begun = _clock()
+
+    def room() -> int:
+        """Samples per group the time budget still allows at the rate measured so far (setup included)."""
+        now, taken = _clock(), sampler.count()
+        if taken < 1 or now >= deadline:
+            return 0
+        rate = (now - begun) / taken
+        return int((deadline - now) / rate) if rate > 0 else 10 * max_n
 
     def draw(k: int) -> Groups:
         look = next(looks)
-        if look > 0 and time.time() > deadline:
+        if look > 0 and _clock() > deadline:
             return []  # budget spent: decide on what was measured
         before = {label: len(values) for label, values in sampler.groups()}
         tracker.look(look + 1, len(plan.sizes), max(before.values(), default=0))
@@ -222,4 +240,4 @@ def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOption
     # and their tested quantity is gated for spikes and drift inside the loop
     timing = claim.timing
     check = for_timing(replace(claim.check, alpha=alpha), timing)
-    return sequential(check, draw, plan, gate=timing_gate(check) if timing else None)
+    return sequential(check, draw, plan, gate=timing_gate(check) if timing else None, adapt=Adaptation(room=room))

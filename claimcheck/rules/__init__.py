@@ -23,7 +23,7 @@ from functools import cache
 from claimcheck.claim import Check
 import numpy as np
 
-from claimcheck.stats import Decision, Gate, SequentialPlan, check_alpha, quantity_gate
+from claimcheck.stats import Adaptation, Decision, Gate, SequentialPlan, check_alpha, quantity_gate
 from claimcheck.stats import run_sequential as run_looks
 from claimcheck.suggest import did_you_mean
 
@@ -101,13 +101,15 @@ def decide(rule: str, groups: Groups, *, alpha: float = 0.05, **params: object) 
 
 
 def sequential(check: Check, draw: Callable[[int], Sequence[tuple[str, Sequence[float]]]],
-               plan: SequentialPlan, *, gate: Gate | None = None) -> Decision:
+               plan: SequentialPlan, *, gate: Gate | None = None, adapt: Adaptation | None = None) -> Decision:
     """Sample in looks until the check decides or the plan ends (see :func:`claimcheck.stats.run_sequential`).
 
     A gated (timing) check whose rule reads a single output decides once on the whole planned
     window (:func:`claimcheck.stats._sequential.run_window`): the machine's drift moves that output itself,
     so an early look would estimate a different quantity than the window; paired and multi-level
-    rules test a contrast in which the drift cancels, and stop early.
+    rules test a contrast in which the drift cancels, and stop early. ``adapt``: the futility stop
+    and the extension of the last look (:class:`claimcheck.stats.Adaptation`; the runner passes one
+    with its time budget's room), None for the plan as drawn.
     """
     rule = get(check.rule)
 
@@ -115,7 +117,7 @@ def sequential(check: Check, draw: Callable[[int], Sequence[tuple[str, Sequence[
         return rule.decide(rule.groups(groups, check), alpha, check)
 
     window = gate is not None and rule.max_groups == 1 and rule.spends_alpha
-    return run_looks(draw, decide_look, plan, boundary=rule.boundary(check), gate=gate, window=window)
+    return run_looks(draw, decide_look, plan, boundary=rule.boundary(check), gate=gate, window=window, adapt=adapt)
 
 
 def timing_gate(check: Check) -> Gate:

@@ -10,7 +10,8 @@ scipy.stats result:
   ``alpha`` each.
 - :class:`SequentialPlan` / :func:`run_sequential` sample in looks and stop early, spending
   alpha across looks (Lan–DeMets; exact group-sequential boundaries for t and sign tests, the
-  union bound elsewhere) so repeated looking keeps both error rates.
+  union bound elsewhere) so repeated looking keeps both error rates; an :class:`Adaptation` adds
+  a non-binding futility stop and a promising-zone extension of the last look.
 - :func:`adjust_pvalues` applies Holm (or Benjamini–Hochberg) to a run's p-values;
   :func:`two_sided_family` adjusts a run's refutations and holds with it.
 - :func:`mde` / :func:`required_n` / :func:`zero_rate_n` / :func:`sign_test_n` state a run's resolution.
@@ -31,6 +32,7 @@ from ._exact import decide_exact
 from ._family import FamilyAdjustment, adjust_family, adjust_pvalues, family_adjustment
 from ._family import FamilyMember, FamilyVerdict, family_alpha, samples_to_survive, two_sided_family
 from ._family_summary import family_lines
+from ._futility import Adaptation
 from ._hypothesis import Hypothesis
 from ._noise import noise_gate, quantity_gate
 from ._power import mde, required_n, sign_test_n, zero_rate_n
@@ -42,6 +44,7 @@ from ._sequential import Boundary, Gate, SequentialPlan, run_sequential, sequent
 from ._steps import decide_monotone, decide_ordering
 
 __all__ = [
+    "Adaptation",
     "Boundary",
     "MIN_RUNS",
     "ConfidenceInterval",

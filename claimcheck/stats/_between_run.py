@@ -126,9 +126,15 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
     reason = f"{decision.reason}; {_said(component, log, decision.verdict, verdict)}"
     if component.source != "indifference":
         reason += f": interval with it [{fmt(wide_low)}, {fmt(wide_high)}]"
+    needed = None
+    if verdict is Verdict.INCONCLUSIVE:
+        needed = _needed(decision, component, max(p_holds, 0.0), max(p_refuted, 0.0), z)
+        reason += f"; {needed[1]}"
     record = {"source": component.source, "runs": component.runs, "tau": component.tau, "se": component.se,
               "total_se": total, "indifference": component.indifference, "log_scale": log,
               "verdict_within_run": decision.verdict.value}
+    if needed is not None:
+        record["needed_n"] = needed[0]
     if component.source != "indifference":
         low_out, high_out = min(decision.low, wide_low), max(decision.high, wide_high)
     else:
@@ -155,6 +161,30 @@ def _said(component: BetweenRun, log: bool, before: Verdict, after: Verdict) -> 
     if before is not after:
         what += f"; would have been {before.value} within the run alone"
     return what
+
+
+def _needed(decision: Decision, component: BetweenRun, p_holds: float, p_refuted: float,
+            z: float) -> tuple[int | None, str]:
+    """The n (per group; rounds when paired) at which the widened interval would decide at this estimate.
+
+    The within-run SE falls as ``1 / sqrt(n)``; an assumed spread falls with it, a spread read off
+    earlier runs does not, so past some distance to the edge no n in one run decides.
+    """
+    count = (decision.details.get("sequential") or {}).get("count")
+    hypothesis = decision.hypothesis
+    what = "rounds" if hypothesis is not None and hypothesis.paired else (
+        "samples" if decision.rule in ("at_least", "at_most") else "per group")
+    distance = float(special.ndtri(1 - min(p_holds, p_refuted))) * component.total_se  # to the likelier edge
+    if not isinstance(count, int) or count < 2 or not distance > 0 or component.se <= 0:
+        return None, "no n would decide with the between-run spread: the estimate sits on the edge"
+    fixed = (component.total_se ** 2 - component.se ** 2) if component.source == "history" else 0.0
+    room = (distance / z) ** 2 - fixed  # what the within-run variance may be at the n that decides
+    if room <= 0:
+        return None, ("no n in one run would decide: the between-run spread alone is wider than the estimate's "
+                      "distance to the edge")
+    share = room / component.total_se ** 2 if component.source != "history" else room / component.se ** 2
+    needed = max(count, math.ceil(count / share - 1e-9))
+    return needed, f"with it, about {needed:,} {what} would decide at this estimate"
 
 
 def _look_alpha(decision: Decision) -> float:

@@ -81,6 +81,9 @@ from claimcheck.verdict import Verdict
 from ._boundaries import Kind, nominal_levels, repeated_pvalue
 from ._decision import LEVEL_FLOOR, Decision, check_alpha
 from ._dependent import decide_dependent, paired_effective
+from ._futility import (
+    OFF, Adaptation, Outlook, critical, extension_clause, extension_size, futility_clause, needed_clause, outlook, unit,
+)
 from ._noise import DEPENDENCE_ALPHA, EARLY_DEPENDENCE_ALPHA, is_dependence, lag1_dependence, warm_up_count
 from ._spending import SPENDINGS, Spending, spent
 
@@ -175,7 +178,7 @@ def sequential_pvalue(pvalues: Sequence[float], alphas: Sequence[float], alpha: 
 
 
 def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, boundary: Boundary = "union",
-                   gate: Gate | None = None, window: bool = False) -> Decision:
+                   gate: Gate | None = None, window: bool = False, adapt: Adaptation | None = None) -> Decision:
     """Sample in looks until ``rule`` decides or the plan ends; return the final decision.
 
     Args:
@@ -189,6 +192,9 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
             look's problem is kept in ``details["noise_gate"]`` for the adjudication step.
         window: decide once, on the whole planned window (:func:`run_window`), instead of
             stopping at the first decisive look.
+        adapt: the futility stop and the promising-zone extension of the last look
+            (:mod:`._futility`); None: neither (the plan as drawn). Every inconclusive reason names
+            the n that would decide either way.
 
     Returns:
         The last look's decision with ``pvalue`` and ``hold_pvalue`` replaced by their sequential
@@ -197,6 +203,11 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     """
     if window:
         return run_window(draw, decide_look, plan, gate=gate)
+    adapt = adapt or OFF
+    look_sizes = list(plan.sizes)  # the last may move out (a promising-zone extension)
+    extended: Outlook | None = None
+    futile: Outlook | None = None
+    count = 0
     collected: dict[str, list[np.ndarray]] = {}
     alphas: list[float] = []
     pvalues: list[float] = []
@@ -209,7 +220,8 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     family_flags: list[int] = []  # decisive looks that sampled on towards the family's level
     earlier: tuple[int, Decision] | None = None  # the last of them, for an ungated rule
     last_groups: list[tuple[str, np.ndarray]] | None = None
-    for look, size in enumerate(plan.sizes):
+    for look in range(len(look_sizes)):
+        size = look_sizes[look]
         have = min((sum(map(len, parts)) for parts in collected.values()), default=0)
         batch = [(str(label), _floats(label, samples)) for label, samples in draw(size - have)]
         if not any(x.size for _, x in batch):
@@ -224,12 +236,14 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
         if gate is not None:
             groups, dropped = drop_warm_up(groups)
         count = min(len(x) for _, x in groups)
+        # an extended last look keeps its planned level however far the draw reached past the planned size
+        planned = count == size or (extended is not None and look == len(look_sizes) - 1 and count >= plan.sizes[-1])
         if boundary == "none":
             alpha_k = plan.alpha
-        elif exact and count == size:
+        elif exact and planned:
             alpha_k = nominal[look]
         else:
-            exact = exact and count == size
+            exact = exact and planned
             alpha_k = plan.alphas[look]
         alpha_k = max(alpha_k, _FLOOR)  # a look that may not spend anything still reports an interval
         decision = decide_look(groups, alpha_k)
@@ -256,6 +270,17 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
             if (problem is None and early is None and not short) or look == len(plan.sizes) - 1:
                 stopped = "decided"
                 break
+        elif (look < len(look_sizes) - 1 and boundary != "none" and problem is None and early is None
+              and not family_flags and _tested(decision)):
+            c = critical(max(nominal[-1] if exact else plan.alphas[-1], _FLOOR))
+            view = outlook(decision.pvalue, decision.hold_pvalue, count, look_sizes[-1], c)
+            if view.power < adapt.futility:
+                futile, stopped = view, "futility"
+                break
+            if look == len(look_sizes) - 2 and adapt.promising <= view.power < adapt.target:
+                moved = extension_size(view, c, adapt)
+                if moved > look_sizes[-1]:
+                    look_sizes[-1], extended = moved, view
     assert decision is not None
     decided_alpha = alphas[-1]
     if earlier is not None and decision.verdict is Verdict.INCONCLUSIVE:
@@ -268,6 +293,12 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
                                             f"looks after it sampled on towards its family's level and decided nothing)")
     if gate is not None:
         decision = _noted(decision, dropped, gated[-1], last_groups)
+    if decision.verdict is Verdict.INCONCLUSIVE:
+        last_level = plan.alpha if boundary == "none" else nominal[-1] if exact else plan.alphas[-1]
+        decision = _needed(decision, count, len(collected), last_level, futile)
+    if extended is not None:
+        what = unit(_paired(decision), len(collected))
+        decision = replace(decision, reason=f"{decision.reason} {extension_clause(extended, count, what)}")
     dependent = "dependence" in decision.details or "undecided_verdict" in decision.details
     if boundary == "none":
         pvalue, hold_pvalue = decision.pvalue, decision.hold_pvalue
@@ -287,12 +318,17 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     record: dict[str, Any] = {
         "look": len(alphas), "looks": len(plan.sizes), "sizes": list(plan.sizes), "spending": plan.spending,
         "boundary": boundary if boundary == "none" or exact else "union", "alpha_per_look": alphas,
-        "pvalue_per_look": pvalues, "hold_pvalue_per_look": hold_pvalues, "stopped": stopped,
+        "pvalue_per_look": pvalues, "hold_pvalue_per_look": hold_pvalues, "stopped": stopped, "count": count,
     }
     if plan.stop_alpha is not None and plan.stop_alpha < plan.alpha:
         record["stop_alpha"] = plan.stop_alpha
         if family_flags:
             record["sampled_on_for_family_at"] = [look + 1 for look in family_flags]
+    if futile is not None:
+        record["futility"] = {"n": futile.n, "final": futile.final, "power": futile.power, "needed": futile.needed}
+    if extended is not None:
+        record["extended"] = {"from": plan.sizes[-1], "to": look_sizes[-1], "power": extended.power,
+                              "at": extended.n}
     if gate is not None:
         record["gate_per_look"] = gated
         if early_flags:
@@ -344,10 +380,13 @@ def run_window(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *, gat
     problem, groups, dropped = _gated(gate, decision, groups, full, dropped)
     if gate is not None:
         decision = _noted(decision, dropped, problem, groups)
+    if decision.verdict is Verdict.INCONCLUSIVE:
+        decision = _needed(decision, min(len(x) for _, x in groups), len(groups), plan.alpha)
     record: dict[str, Any] = {
         "look": 1, "looks": 1, "draws": taken, "sizes": list(plan.sizes), "spending": plan.spending,
         "boundary": "window", "alpha_per_look": [plan.alpha], "pvalue_per_look": [decision.pvalue],
         "hold_pvalue_per_look": [decision.hold_pvalue], "stopped": stopped,
+        "count": min(len(x) for _, x in groups),
     }
     if gate is not None:
         record["gate_per_look"] = [problem]
@@ -448,6 +487,38 @@ def _noted(decision: Decision, dropped: int, problem: str | None,
             return replace(decision, verdict=Verdict.INCONCLUSIVE, reason=reason, pvalue=1.0, hold_pvalue=1.0,
                            details=details)
     return replace(decision, reason=reason, details=details)
+
+
+def _needed(decision: Decision, count: int, groups: int, level: float, futile: Outlook | None = None) -> Decision:
+    """An inconclusive decision with the n that would decide in its reason (a futility stop's clause, if it stopped).
+
+    Read off the decision's own p-values at the last look's level: a decision taken on its
+    effective n has its dependence factor inside them. A decision that tested nothing (too few
+    samples, an undefined figure, samples its gate left undecided) keeps its own reason.
+    """
+    if count < 2 or not _tested(decision) or any(k in decision.details for k in ("undecided_verdict", "required_n")):
+        return decision
+    what = unit(_paired(decision), groups)
+    if futile is not None:
+        clause, needed = futility_clause(futile, what), futile.needed
+    else:
+        view = outlook(decision.pvalue, decision.hold_pvalue, count, count, critical(max(level, _FLOOR)))
+        clause, needed = needed_clause(view.needed, what, "dependence" in decision.details), view.needed
+    details = {**decision.details, "needed_n": needed}
+    return replace(decision, reason=f"{decision.reason}; {clause}", details=details)
+
+
+def _paired(decision: Decision) -> bool:
+    return bool(decision.details.get("paired")) or (decision.hypothesis is not None and decision.hypothesis.paired)
+
+
+def _tested(decision: Decision) -> bool:
+    """Whether the decision tested its claim on an interval whose z grows as sqrt(n).
+
+    Too few or identical samples test nothing (p-values of 1); a constant reading's p-values follow
+    the chance that n samples all miss a departure, not a trend in z, and it names its own n.
+    """
+    return min(decision.pvalue, decision.hold_pvalue) < 1 and "reading" not in decision.details
 
 
 def _floats(label: str, samples: Sequence[float]) -> np.ndarray:

@@ -15,8 +15,9 @@ hold; each must stay at or below alpha + 2 SE (SE = sqrt(alpha (1 - alpha) / R))
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +26,8 @@ from claimcheck import rules
 from claimcheck.engine.adjudicate import gate_noise, widen
 from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
 from claimcheck.engine.result import ItemResult
-from claimcheck.stats import SequentialPlan
+from claimcheck.stats import Adaptation, SequentialPlan
+from claimcheck.stats._futility import EXTENSION_FACTOR
 from claimcheck.verdict import Verdict
 
 ALPHA = 0.05
@@ -127,16 +129,19 @@ def _claim(check: Check, timing: bool, plan: SequentialPlan = PLAN) -> Claim:
 
 def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
                item_id: str = "sim", history: Sequence[float] | None = (),
-               plan: SequentialPlan = PLAN) -> tuple[ItemResult, int]:
+               plan: SequentialPlan = PLAN, adapt: bool = True, extend: bool = True) -> tuple[ItemResult, int]:
     """One replicate as the runner runs an item: resolve the statistic, sample in looks, widen, gate.
 
     ``history``: the item's estimates in earlier complete runs, folded in as the runner folds them
     (:func:`claimcheck.engine.adjudicate.widen`); ``()`` is a first run, None leaves the
     between-run component out (the within-run decision alone, for comparison). ``plan``: the item's
-    looks (the common plan unless a cell states its own budget).
+    looks (the common plan unless a cell states its own budget). ``adapt``: the futility stop and the
+    extension as the runner takes them, the room being the samples the replicate holds beyond those
+    drawn (its time budget); False runs the plan as drawn. ``extend`` False keeps the futility stop alone.
     """
     check = rules.for_timing(check, timing)
     taken = 0
+    width = min(len(x) for _, x in groups)
 
     def draw(k: int) -> list[tuple[str, np.ndarray]]:
         nonlocal taken
@@ -145,21 +150,42 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
         return batch
 
     gate = rules.timing_gate(check) if timing else None
-    decision = rules.sequential(check, draw, plan, gate=gate)
+    adaptation = Adaptation(room=lambda: width - taken, factor=EXTENSION_FACTOR if extend else 1.0) if adapt else None
+    decision = rules.sequential(check, draw, plan, gate=gate, adapt=adaptation)
     claim = _claim(check, timing, plan)
     result = ItemResult(claim, item_id, {}, decision.verdict, decision.reason, decision)
     if history is not None:
         result = widen(result, history)
     if timing:
         result = gate_noise(result, [], 0.10)
-    return result, min(taken, plan.max_samples)
+    return result, min(taken, width)
 
 
 def run_item(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
-             history: Sequence[float] | None = (), plan: SequentialPlan = PLAN) -> tuple[Verdict, int]:
+             history: Sequence[float] | None = (), plan: SequentialPlan = PLAN, adapt: bool = True,
+             extend: bool = True) -> tuple[Verdict, int]:
     """The verdict of :func:`run_result` and the samples per group it drew."""
-    result, taken = run_result(check, groups, timing, history=history, plan=plan)
+    result, taken = run_result(check, groups, timing, history=history, plan=plan, adapt=adapt, extend=extend)
     return result.verdict, taken
+
+
+@contextlib.contextmanager
+def wide(width: int) -> Iterator[None]:
+    """Models draw ``width`` samples a replicate (room for an extended last look); the plan stays 8/19/30.
+
+    Every model reads :data:`N_MAX` when it draws (the dependent ones :data:`dependence_models.ROUNDS`),
+    so the first 30 samples keep each model's law and the rest continue it (an AR(1) series goes on,
+    a run's load stays, clock blocks keep switching). Not for the drift model, whose slope is per run.
+    """
+    from . import dependence_models
+
+    global N_MAX
+    saved = N_MAX, dependence_models.ROUNDS
+    N_MAX = dependence_models.ROUNDS = width
+    try:
+        yield
+    finally:
+        N_MAX, dependence_models.ROUNDS = saved
 
 
 def estimate_of(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool) -> float:
@@ -200,14 +226,14 @@ class Cell:
     noise_label: str = ""  # the table's noise column, when it says more than the model (e.g. its history)
 
 
-def simulate(cell: Cell, reps: int, seed: int) -> Result:
+def simulate(cell: Cell, reps: int, seed: int, adapt: bool = True) -> Result:
     """Run ``reps`` replicates of ``cell``; both error rates and the mean samples per group used."""
     rng = np.random.default_rng(seed)
     check, replicates = cell.make(cell.noise, rng, reps)
     past = histories(cell, check, rng, reps)
     verdicts, used = [], []
     for r, groups in enumerate(replicates):
-        verdict, n = run_item(check, groups, cell.noise.timing, None if past is None else past[r])
+        verdict, n = run_item(check, groups, cell.noise.timing, None if past is None else past[r], adapt)
         verdicts.append(verdict)
         used.append(n)
     refuted = float(np.mean([v is Verdict.REFUTED for v in verdicts]))
@@ -215,7 +241,7 @@ def simulate(cell: Cell, reps: int, seed: int) -> Result:
     held_reps = 0
     if cell.false_edge is not None:
         false_check, false_replicates = cell.false_edge(cell.noise, rng, reps)
-        held = float(np.mean([run_item(false_check, g, cell.noise.timing)[0] is Verdict.HOLDS
+        held = float(np.mean([run_item(false_check, g, cell.noise.timing, adapt=adapt)[0] is Verdict.HOLDS
                               for g in false_replicates]))
         held_reps = reps
     statistic = rules.statistic(rules.for_timing(check, cell.noise.timing)) if "statistic" in check.params else "-"

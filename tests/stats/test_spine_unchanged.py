@@ -2,12 +2,14 @@
 
 The record holds 5,439 cases (rules x noise x history, :mod:`spine_record`); every thirtieth runs by
 default, all of them under ``-m slow``. It was first recorded before the typed hypothesis, and recorded
-again when dependent medians gained the effect-size test (:mod:`claimcheck.stats._long_run`): then 24
-verdicts moved (8 holds and 8 refuted became inconclusive, the sign test now running at 80% of the look's
-level; 8 inconclusive became refuted, decided on the effect's size), none between holds and refuted;
-1,586 kept their verdict with a new reason, p-values or n (a paired figure's n is its rounds); and the
-180 cases whose constant timing samples had raised ``KeyError: 'threshold'`` in the old between-run
-widening were recorded as they decide now. A case recorded as a crash may still decide.
+again when dependent medians gained the effect-size test (:mod:`claimcheck.stats._long_run`) and sequential
+items the futility stop, the extension and the n that would decide (:mod:`claimcheck.stats._futility`).
+Against the first record: 1,497 cases identical; 3,735 kept their verdict with another reason, p-values,
+n (a paired figure's n is its rounds) or stopping look; 27 verdicts moved, none between holds and refuted
+(10 holds and 9 refuted became inconclusive: the sign test at 80% of the look's level, or a futility stop;
+8 inconclusive became refuted, decided on the effect's size); and the 180 cases whose constant timing
+samples had raised ``KeyError: 'threshold'`` in the old between-run widening were recorded as they decide
+now. A case recorded as a crash may still decide.
 """
 
 from __future__ import annotations

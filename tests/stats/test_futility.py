@@ -1,0 +1,186 @@
+"""Futility stop, promising-zone extension and the n that would decide, through the sequential loop and the runner."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+from claimcheck import rules
+from claimcheck.claim import Budget, Claim, ProbeSpec, Scope, Source
+from claimcheck.engine import runner
+from claimcheck.engine.options import RunOptions
+from claimcheck.probing.registry import Output, ProbeContext, RegisteredProbe
+from claimcheck.stats import Adaptation, Decision, SequentialPlan
+from claimcheck.stats._futility import conditional_power, extension_size, n_to_decide, outlook
+from claimcheck.verdict import Verdict
+
+PLAN = SequentialPlan(0.05, 10, 20, 2)  # looks at 10 and 20
+CHECK = rules.make_check("at_least", {"threshold": 0.0, "statistic": "mean"}, labels=("x",))
+
+
+def _run(x: np.ndarray, adapt: Adaptation | None, plan: SequentialPlan = PLAN) -> tuple[Decision, int]:
+    taken = 0
+
+    def draw(k: int) -> list[tuple[str, np.ndarray]]:
+        nonlocal taken
+        batch = [("x", x[taken: taken + k])]
+        taken = min(len(x), taken + k)
+        return batch
+
+    return rules.sequential(CHECK, draw, plan, adapt=adapt), taken
+
+
+def test_conditional_power_and_the_n_that_decides_follow_the_trend() -> None:
+    # z = 1 at n = 10: the trend reaches z = c = 1.645 at n = 10 * 1.645^2 = 27.06
+    assert n_to_decide(1.0, 10, 1.645) == 28
+    assert n_to_decide(0.0, 10, 1.645) is None and n_to_decide(-1.0, 10, 1.645) is None
+    assert conditional_power(1.0, 10, 28, 1.645) > 0.5 > conditional_power(1.0, 10, 26, 1.645)
+    assert conditional_power(3.0, 10, 10, 1.645) == 1.0 and conditional_power(1.0, 10, 10, 1.645) == 0.0
+    view = outlook(0.9, 0.1, 10, 20, 1.645)  # the holds side is the likelier
+    assert view.verdict is Verdict.HOLDS and math.isclose(view.z, 1.2816, abs_tol=1e-3)
+
+
+def test_an_item_that_cannot_decide_stops_for_futility_with_its_reason() -> None:
+    x = np.random.default_rng(2).normal(0.0, 1.0, 40)  # a claim on its edge: no look will decide it
+    before, taken_before = _run(x, None)
+    after, taken_after = _run(x, Adaptation())
+    assert taken_before == 20 and taken_after == 10
+    assert before.verdict is after.verdict is Verdict.INCONCLUSIVE
+    assert after.details["sequential"]["stopped"] == "futility"
+    assert "stopped for futility at n = 10 of 20 samples planned" in after.reason
+    assert re.search(r"had chance 0\.0\d\d at this estimate; about [\d,]+ samples would decide", after.reason)
+    assert after.details["sequential"]["futility"]["power"] < 0.02
+
+
+def test_futility_never_turns_a_verdict_the_plan_reaches_into_another() -> None:
+    """Non-binding: over many claims near their edge, every adaptive verdict is the plan's or inconclusive."""
+    rng = np.random.default_rng(9)
+    moved = 0
+    for _ in range(300):
+        x = rng.normal(rng.uniform(-0.6, 0.6), 1.0, 20)  # 20 samples: no room to extend
+        before, _ = _run(x, None)
+        after, _ = _run(x, Adaptation())
+        assert after.verdict in (before.verdict, Verdict.INCONCLUSIVE)
+        moved += after.verdict is not before.verdict
+    assert 0 < moved < 30  # it stops some claims that would have decided, and few
+
+
+def test_an_item_narrowing_at_its_last_look_extends_and_decides() -> None:
+    x = np.random.default_rng(80).normal(0.45, 1.0, 40)
+    before, taken_before = _run(x, None)
+    after, taken_after = _run(x, Adaptation())
+    assert before.verdict is Verdict.INCONCLUSIVE and taken_before == 20
+    assert after.verdict is Verdict.HOLDS and taken_after == 26
+    record = after.details["sequential"]["extended"]
+    assert record["from"] == 20 and record["to"] == 26 and 0.5 <= record["power"] < 0.8
+    assert "last look moved out from n = 20 to 26 samples" in after.reason
+    # the extended look keeps the planned last look's level: the p-value is the plan's own
+    assert after.pvalue <= 1 and after.hold_pvalue <= 0.05
+
+
+def test_the_extension_stays_within_the_time_room_and_the_factor() -> None:
+    x = np.random.default_rng(82).normal(0.45, 1.0, 80)  # wants 38 at factor 2
+    _, unlimited = _run(x, Adaptation())
+    _, roomy = _run(x, Adaptation(room=lambda: 13))  # 10 drawn, 13 more allowed: the last look at 23
+    _, none = _run(x, Adaptation(room=lambda: 5))  # not even the planned last look: no extension
+    _, capped = _run(x, Adaptation(factor=1.5))
+    assert unlimited == 38 and roomy == 23 and none == 20 and capped == 30
+
+
+def test_extension_size_bisects_to_the_target_power() -> None:
+    view = outlook(0.5, 0.1, 10, 20, 1.645)
+    assert 0.5 <= view.power < 0.8
+    size = extension_size(view, 1.645, Adaptation())
+    assert 20 < size < 40
+    assert conditional_power(view.z, 10, size, 1.645) >= 0.8 > conditional_power(view.z, 10, size - 1, 1.645)
+
+
+def test_an_inconclusive_reason_names_the_n_that_would_decide() -> None:
+    x = np.random.default_rng(3).normal(0.3, 1.0, 20)
+    decision, _ = _run(x, None, SequentialPlan(0.05, 20, 20, 1))
+    assert decision.verdict is Verdict.INCONCLUSIVE
+    needed = decision.details["needed_n"]
+    assert needed > 20 and f"about {needed:,} samples would decide at this estimate" in decision.reason
+
+
+def test_an_estimate_on_the_edge_says_no_n_would_decide() -> None:
+    x = np.array([-1.0, 1.0] * 10)  # mean exactly on the threshold: both p-values 0.5
+    decision, _ = _run(x, None, SequentialPlan(0.05, 20, 20, 1))
+    assert decision.verdict is Verdict.INCONCLUSIVE
+    assert decision.details["needed_n"] is None
+    assert "no n would decide: the estimate sits on the edge" in decision.reason
+
+
+def test_a_paired_item_names_rounds() -> None:
+    check = rules.make_check("ratio", {"threshold": 1.0, "bound": "at_least", "paired": True, "statistic": "mean"},
+                             labels=("a", "b"))
+    rng = np.random.default_rng(4)
+    b = 100 + rng.normal(0, 1, 20)
+    a = b * (1.002 + 0.01 * rng.standard_normal(20))
+    decision = rules.sequential(check, lambda k: [("a", a), ("b", b)], SequentialPlan(0.05, 20, 20, 1))
+    assert decision.verdict is Verdict.INCONCLUSIVE and "rounds would decide at this estimate" in decision.reason
+
+
+# -- the runner: the extension is sized to the time budget on the item's own clock ---------------------
+class FakeClock:
+    """A clock that moves only when the probe draws: ``per_sample`` seconds a sample."""
+
+    def __init__(self, per_sample: float) -> None:
+        self.now, self.per_sample = 1000.0, per_sample
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _item(clock: FakeClock, x: np.ndarray, max_seconds: float) -> tuple[Any, int]:
+    taken = {"n": 0}
+
+    def replay(ctx: ProbeContext) -> dict[str, list[float]]:
+        start, stop = taken["n"], min(len(x), taken["n"] + ctx.n)
+        taken["n"] = stop
+        clock.now += clock.per_sample * (stop - start)
+        return {"x": [float(v) for v in x[start:stop]]}
+
+    probe = RegisteredProbe("replay", replay, {"x": Output("")})
+    claim = Claim("fut", "t", "s", Source("d.md", "1", "f"), Scope(), ProbeSpec("replay"), CHECK,
+                  budget=Budget(min_samples=10, max_samples=20, looks=2, max_seconds=max_seconds))
+    result = runner.run_claim_item(claim, "fut", {}, probe, options=RunOptions(), machine={})
+    return result, taken["n"]
+
+
+@pytest.mark.parametrize("max_seconds", [15.0, 24.0, 31.0, 200.0])
+def test_the_runner_never_extends_past_the_time_budget(monkeypatch: pytest.MonkeyPatch, max_seconds: float) -> None:
+    clock = FakeClock(1.0)
+    monkeypatch.setattr(runner, "_clock", clock)
+    x = np.random.default_rng(82).normal(0.45, 1.0, 80)
+    start = clock.now
+    result, taken = _item(clock, x, max_seconds)
+    assert clock.now - start <= max(max_seconds, 20.0)  # the planned looks, then an extension within the budget
+    # 15 s: no room past the planned 20 (which the plan draws as before); 24 s and 31 s: up to the budget;
+    # 200 s: the n the target power asks for (38, under twice the plan)
+    assert taken == {15.0: 20, 24.0: 24, 31.0: 31, 200.0: 38}[max_seconds]
+    assert result.duration_s == clock.now - start
+
+
+# -- the between-run widening: an item it leaves undecided names the n too --------------------------
+def _timing_item(x: np.ndarray, history: tuple[float, ...]) -> Any:
+    from tests.simulation import harness as H
+
+    check = rules.make_check("at_least", {"threshold": 100.0}, labels=("x",))
+    result, _ = H.run_result(check, [("x", x)], timing=True, history=history)
+    return result
+
+
+def test_a_widened_inconclusive_names_the_n_with_the_between_run_spread() -> None:
+    x = 101.5 + 2.0 * np.random.default_rng(5).standard_normal(30)  # above 100 within the run
+    assumed = _timing_item(x, ())  # a first run: twice the within-run SE assumed, which falls with n too
+    assert assumed.raw_verdict is Verdict.HOLDS and assumed.verdict is Verdict.INCONCLUSIVE
+    needed = assumed.decision.details["between_run"]["needed_n"]
+    assert needed > 30 and f"with it, about {needed:,} samples would decide at this estimate" in assumed.reason
+    wide = _timing_item(x, (95.0, 101.0, 107.0))  # earlier runs 6 apart: no n in one run narrows that
+    assert wide.verdict is Verdict.INCONCLUSIVE and wide.decision.details["between_run"]["needed_n"] is None
+    assert "no n in one run would decide: the between-run spread alone is wider" in wide.reason
