@@ -129,7 +129,7 @@ def _claim(check: Check, timing: bool, plan: SequentialPlan = PLAN) -> Claim:
 
 def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
                item_id: str = "sim", history: Sequence[float] | None = (),
-               plan: SequentialPlan = PLAN, adapt: bool = True, extend: bool = True) -> tuple[ItemResult, int]:
+               adapt: bool = True, extend: bool = True, *, plan: SequentialPlan = PLAN) -> tuple[ItemResult, int]:
     """One replicate as the runner runs an item: resolve the statistic, sample in looks, widen, gate.
 
     ``history``: the item's estimates in earlier complete runs, folded in as the runner folds them
@@ -162,8 +162,8 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
 
 
 def run_item(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
-             history: Sequence[float] | None = (), plan: SequentialPlan = PLAN, adapt: bool = True,
-             extend: bool = True) -> tuple[Verdict, int]:
+             history: Sequence[float] | None = (), adapt: bool = True, extend: bool = True, *,
+             plan: SequentialPlan = PLAN) -> tuple[Verdict, int]:
     """The verdict of :func:`run_result` and the samples per group it drew."""
     result, taken = run_result(check, groups, timing, history=history, plan=plan, adapt=adapt, extend=extend)
     return result.verdict, taken
