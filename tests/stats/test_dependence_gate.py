@@ -108,16 +108,7 @@ def test_a_decision_on_the_effective_n_carries_its_own_sequential_pvalue() -> No
     decision = _window(_ar1(0.8, 30, 5), {"threshold": 98.0})
     assert decision.verdict is Verdict.INCONCLUSIVE and decision.hold_pvalue > 0.05
     a, b = _ar1(0.6, 40, 11), 100 + 0.01 * np.random.default_rng(11).standard_normal(40)
-    check = rules.for_timing(rules.make_check("ratio", {"threshold": 0.9, "bound": "at_least", "paired": True},
-                                              labels=("a", "b")), timing=True)
-    taken = 0
-
-    def draw(k: int) -> list[tuple[str, np.ndarray]]:
-        nonlocal taken
-        taken += k
-        return [("a", a[taken - k: taken]), ("b", b[taken - k: taken])]
-
-    paired = rules.sequential(check, draw, SequentialPlan(0.05, 8, 40, 3), gate=rules.timing_gate(check))
+    paired = _paired_run(a, b, SequentialPlan(0.05, 8, 40, 3), bound="at_least", threshold=0.9)
     assert "dependence" in paired.details and paired.verdict is Verdict.HOLDS
     alpha_k = paired.details["sequential"]["alpha_per_look"][-1]
     assert paired.hold_pvalue == pytest.approx(min(1.0, paired.details["p_holds"] * 0.05 / alpha_k))
@@ -165,8 +156,9 @@ def _narrow_band_rounds() -> tuple[np.ndarray, np.ndarray]:
     return ratios * old, old
 
 
-def _paired_run(a: np.ndarray, b: np.ndarray, plan: SequentialPlan, bound: str = "at_most") -> Decision:
-    check = rules.for_timing(rules.make_check("ratio", {"threshold": 1.0, "bound": bound, "paired": True},
+def _paired_run(a: np.ndarray, b: np.ndarray, plan: SequentialPlan, bound: str = "at_most",
+                threshold: float = 1.0) -> Decision:
+    check = rules.for_timing(rules.make_check("ratio", {"threshold": threshold, "bound": bound, "paired": True},
                                               labels=("a", "b")), timing=True)
     taken = 0
 
