@@ -37,7 +37,17 @@ def kv_bytes(*, context: int, kv_heads: int, head_dim: int, full_layers: int, sl
 )
 def kv_bytes_per_token(ctx: ProbeContext, *, context: int, kv_heads: int, head_dim: int, full_layers: int,
                        sliding_layers: int = 0, window: int | None = None, dtype_bytes: int = 2) -> dict[str, list[float]]:
-    """KV bytes per token: layers x (K,V) x kv heads x head dim x dtype bytes x positions, sliding layers capped."""
+    """KV bytes per token: layers x (K,V) x kv heads x head dim x dtype bytes x positions, sliding layers capped.
+
+    Args:
+        context: positions (tokens) the decoded token attends over.
+        kv_heads: key/value heads per layer (the KV heads, fewer than the query heads under GQA).
+        head_dim: elements per head.
+        full_layers: layers with full attention: each reads all ``context`` positions.
+        sliding_layers: layers with sliding-window attention: each reads at most ``window`` positions.
+        window: the sliding layers' window, in positions; ``None`` (or 0): they read the whole context.
+        dtype_bytes: bytes per cached element (2 for float16/bfloat16, 4 for float32).
+    """
     total = kv_bytes(context=context, kv_heads=kv_heads, head_dim=head_dim, full_layers=full_layers,
                      sliding_layers=sliding_layers, window=window, dtype_bytes=dtype_bytes)
     per_position = 2 * kv_heads * head_dim * dtype_bytes * (full_layers + sliding_layers)
@@ -48,7 +58,14 @@ def kv_bytes_per_token(ctx: ProbeContext, *, context: int, kv_heads: int, head_d
 @probe("streamed_weight_gb", outputs={"gb": Output("GB"), "gib": Output("GiB")}, deterministic=True)
 def streamed_weight_gb(ctx: ProbeContext, *, parts_gib: Sequence[float], expert_gib: float = 0.0,
                        top_k: int = 0, n_experts: int = 1) -> dict[str, list[float]]:
-    """Weights streamed per token: GiB components summed, MoE experts scaled by top_k / n_experts."""
+    """Weights streamed per token: GiB components summed, MoE experts scaled by top_k / n_experts.
+
+    Args:
+        parts_gib: weights every token reads (attention, dense layers, head), in GiB, summed.
+        expert_gib: all experts' weights together, in GiB; a token reads ``top_k / n_experts`` of it.
+        top_k: experts each token uses (``0 <= top_k <= n_experts``).
+        n_experts: experts in total (at least 1).
+    """
     if n_experts < 1 or top_k < 0 or top_k > n_experts:
         raise ValueError(f"need 0 <= top_k <= n_experts, got top_k={top_k}, n_experts={n_experts}")
     gib = float(sum(parts_gib)) + expert_gib * top_k / n_experts
@@ -70,6 +87,15 @@ def roofline_arithmetic(ctx: ProbeContext, *, weights_gb: float, floor_gbps: flo
 
     ``floor_ms`` lets a claim use the floor as the doc printed it (rounded) for
     the percentage, as the doc itself did.
+
+    Args:
+        weights_gb: weight bytes read per decoded token, in GB (1e9 bytes).
+        floor_gbps: the achievable bandwidth, in GB/s: the floor is the bytes over it.
+        ceiling_gbps: the raw bandwidth, in GB/s: ``ceiling_tok_s`` is it over the bytes.
+        kv_mb: KV-cache bytes read per token, in MB (1e6 bytes), added to the weights.
+        measured_ms: the measured time per token, in ms; without it there is no
+            ``pct_of_roofline`` nor ``measured_tok_s``.
+        floor_ms: the floor as the doc printed it, in ms, used for the percentage instead of the computed one.
     """
     bytes_gb = weights_gb + kv_mb / 1e3
     floor = bytes_gb / floor_gbps * 1e3
@@ -82,7 +108,13 @@ def roofline_arithmetic(ctx: ProbeContext, *, weights_gb: float, floor_gbps: flo
 
 @probe("implied_bandwidth", outputs={"gbps": Output("GB/s")}, deterministic=True)
 def implied_bandwidth(ctx: ProbeContext, *, size: float, unit: str, time_ms: float) -> dict[str, list[float]]:
-    """Bandwidth implied by moving ``size`` ``unit`` (GB, GiB, MB, MiB) in ``time_ms``."""
+    """Bandwidth implied by moving ``size`` ``unit`` (GB, GiB, MB, MiB) in ``time_ms``.
+
+    Args:
+        size: the amount moved, in ``unit``.
+        unit: ``GB`` or ``MB`` (decimal: 1e9, 1e6 bytes) or ``GiB`` or ``MiB`` (binary: 2**30, 2**20 bytes).
+        time_ms: the time it took, in ms.
+    """
     scale = {"GB": 1e9, "GiB": GIB, "MB": 1e6, "MiB": MIB}
     if unit not in scale:
         raise ValueError(f"unit must be one of {', '.join(scale)}, got {unit!r}")
@@ -100,6 +132,13 @@ def fork_share(ctx: ProbeContext, *, genuine_alternatives: int, fork_depths: Seq
     Also the first and deepest fork, and the longest run of traced positions without a fork
     (from position 0 to ``traced_to``, the last position the trace can branch at: a reference of
     N tokens is traced while 12 tokens remain after the branch, so up to N - 13).
+
+    Args:
+        genuine_alternatives: genuine alternatives traced (positions whose rank-2 probability reaches
+            the genuine cut, as ``bisector_trace`` counts them): the fork %'s denominator; at least the forks.
+        fork_depths: positions of the alternatives that forked (did not re-merge), each once.
+        traced_to: the last position the trace can branch at (not before the deepest fork);
+            ``None``: the deepest fork, so the longest gap ends there.
     """
     forks = len(set(fork_depths))
     if len(fork_depths) != forks:
@@ -132,6 +171,10 @@ def ratio_of(ctx: ProbeContext, *, numerator: float | Sequence[float],
 
     Either side may be a list of signed terms, summed (``[3.6, -1.2, -1.7]``: a net saving from
     the doc's own decomposition), so a claim names the printed inputs rather than a sum done by hand.
+
+    Args:
+        numerator: the top: a number or a list of signed terms, summed.
+        denominator: the bottom, written as ``numerator``; it may not total 0.
     """
     top, bottom = _total(numerator), _total(denominator)
     if bottom == 0:
@@ -145,7 +188,12 @@ def ratio_of(ctx: ProbeContext, *, numerator: float | Sequence[float],
 
 @probe("difference_of", outputs={"difference": Output("")}, deterministic=True)
 def difference_of(ctx: ProbeContext, *, minuend: float, subtrahend: float) -> dict[str, list[float]]:
-    """A difference printed in a doc (e.g. an arm's +0.07 ms over baseline), recomputed."""
+    """A difference printed in a doc (e.g. an arm's +0.07 ms over baseline), recomputed.
+
+    Args:
+        minuend: the figure subtracted from (the arm's ms); ``difference`` is ``minuend - subtrahend``.
+        subtrahend: the figure subtracted (the baseline's ms).
+    """
     return {"difference": [minuend - subtrahend]}
 
 
@@ -153,20 +201,35 @@ def difference_of(ctx: ProbeContext, *, minuend: float, subtrahend: float) -> di
        deterministic=True)
 def scaling_mismatch(ctx: ProbeContext, *, a_before: float, a_after: float, b_before: float,
                      b_after: float) -> dict[str, list[float]]:
-    """How far two quantities are from scaling by the same factor: ln(fa / fb), 0 when proportional."""
+    """How far two quantities are from scaling by the same factor: ln(fa / fb), 0 when proportional.
+
+    Args:
+        a_before, a_after: quantity A before and after the change; ``factor_a = a_after / a_before``.
+        b_before, b_after: quantity B before and after the same change; ``factor_b = b_after / b_before``.
+    """
     fa, fb = a_after / a_before, b_after / b_before
     return {"log_factor_gap": [math.log(fa / fb)], "factor_a": [fa], "factor_b": [fb]}
 
 
 @probe("sum_of", outputs={"total": Output("")}, deterministic=True)
 def sum_of(ctx: ProbeContext, *, terms: Sequence[float]) -> dict[str, list[float]]:
-    """A total a doc prints beside its parts (GPU + host + read = wall), recomputed."""
+    """A total a doc prints beside its parts (GPU + host + read = wall), recomputed.
+
+    Args:
+        terms: the parts as printed (signed numbers), summed.
+    """
     return {"total": [float(sum(terms))]}
 
 
 @probe("product_of", outputs={"product": Output("")}, deterministic=True)
 def product_of(ctx: ProbeContext, *, factors: Sequence[float], scale: float = 1.0) -> dict[str, list[float]]:
-    """A product a doc prints (dispatches x µs per dispatch), recomputed; ``scale`` converts units."""
+    """A product a doc prints (dispatches x µs per dispatch), recomputed; ``scale`` converts units.
+
+    Args:
+        factors: the numbers multiplied, as printed.
+        scale: a constant the product is multiplied by to convert units (``1e-3``: µs to ms); in a
+            reading it is taken exactly, not as a printed figure.
+    """
     return {"product": [math.prod(factors) * scale]}
 
 
@@ -281,6 +344,14 @@ def readings(ctx: ProbeContext, *, of: str, reading: str,
     input is rounded) the lowest and highest value their printed precision allows, half a unit of
     each input's last digit (:func:`printed`). The ``exact`` rule then says which readings meet
     the printed figure.
+
+    Args:
+        of: the arithmetic the inputs go to: ``ratio_of``, ``difference_of``, ``implied_bandwidth``,
+            ``roofline_arithmetic``, ``streamed_weight_gb``, ``kv_bytes_per_token``, ``sum_of`` or ``product_of``.
+        reading: which entry of ``inputs`` this item computes (swept with ``check.over``).
+        inputs: reading name -> that reading's params for ``of``, numbers as printed (``"2.570"``, a
+            string, keeps its trailing zero; ``"21.5–22.3"`` is a range); ``scale``, ``unit``,
+            ``top_k``, ``n_experts``, ``window`` and ``dtype_bytes`` are taken exactly.
     """
     if of not in ARITHMETIC:
         raise ValueError(f"`of` must be one of {', '.join(sorted(ARITHMETIC))}, got {of!r}")

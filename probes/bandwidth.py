@@ -129,7 +129,13 @@ def _build_weight_chain(
     },
 )
 def raw_read(ctx: ProbeContext, *, size_mib: int = 256, dtype: str = "bfloat16", ceiling_mib: int = 256) -> dict[str, list[float]]:
-    """Raw streaming read: evaluated sum() of a large buffer, with an MLX-independent host read beside it."""
+    """Raw streaming read: evaluated sum() of a large buffer, with an MLX-independent host read beside it.
+
+    Args:
+        size_mib: MiB of the MLX buffer summed for ``gbps``.
+        dtype: MLX dtype of that buffer (``bfloat16``, ``float16``, ``float32``, ...).
+        ceiling_mib: MiB of the host buffer numpy reads on every core for ``ceiling_gbps``.
+    """
     timer = Timer()
     data = device_buffer(size_mib, dtype)
     timer.warm_up(lambda: data.sum())
@@ -178,7 +184,11 @@ def qmv(
 
     Args:
         size_mib: bytes of one weight matrix (packed + scales + biases when quantized).
+        bits: bits per quantized weight, any width ``mx.quantized_matmul`` accepts (e.g. 2, 3, 4, 6, 8).
+        group_size: weights sharing one scale and bias (32, 64 or 128); ``k`` must be a multiple of it.
+        scale_dtype: dtype of the scales and biases, and of the input vector of the quantized arm.
         arm: "quantized" (``quantized_matmul``) or "dense" (``x @ W.T`` in ``dense_dtype``).
+        dense_dtype: dtype of the dense arm's weight and input vector (unused by the quantized arm).
         k: input width; the row count follows from ``size_mib``.
         cycle_mib: distinct copies are chained until this many MiB are read per sample,
             so no copy is still cached when it is read again (keep it above the last-level cache).
@@ -226,7 +236,13 @@ def qmv(
     },
 )
 def op_chain(ctx: ProbeContext, *, ops: int = 1000, size: int = 1, dtype: str = "float32") -> dict[str, list[float]]:
-    """Cost of one dependent tiny op: a chain of ``ops`` multiplies built and evaluated at once."""
+    """Cost of one dependent tiny op: a chain of ``ops`` multiplies built and evaluated at once.
+
+    Args:
+        ops: multiplies in the chain, each reading the one before; every figure is per op.
+        size: elements of the array each op multiplies (at 1, an op's cost is almost all overhead).
+        dtype: MLX dtype of that array.
+    """
     mx = mlx_core()
 
     timer = Timer()
@@ -282,6 +298,17 @@ def lazy_trap(
     every honest probe worth having. Each sample times ``repeats`` builds of
     the chain, so microsecond jitter averages out. ``evaluate=True`` times the
     same chain honestly (the positive control: its figure cannot exceed the ceiling).
+
+    Args:
+        size_mib: MiB of one quantized weight matrix (packed + scales + biases).
+        cycle_mib: distinct copies are chained until this many MiB are read per chain, so no copy is still
+            cached when it is read again.
+        k: input width; the row count follows from ``size_mib``.
+        bits, group_size, scale_dtype: the weights' quantization, as ``qmv`` takes it: bits per weight,
+            weights per scale and bias (``k`` a multiple of it), dtype of the scales, biases and input vector.
+        ceiling_mib: MiB read both by an MLX ``sum()`` and by numpy each sample; the faster is ``ceiling_gbps``.
+        repeats: builds of the whole chain per sample; the bytes claimed are the chain's times ``repeats``.
+        evaluate: evaluate the chain and time it honestly (the positive control) instead of dropping its outputs.
     """
     trap = Timer() if evaluate else Timer(evaluate=_drop)
     honest = Timer()

@@ -93,9 +93,13 @@ def batched_generation(
     """Total generation tokens/s at one batch size, beside a reference batch size in the same rounds.
 
     Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
         batch_size: sequences decoded together (``check.over`` can sweep it).
         reference_batch_size: the size compared against, interleaved; ``None`` runs ``batch_size`` only.
-        max_tokens: tokens generated per sequence; prompt_tokens: prompt length per sequence.
+        max_tokens: tokens generated per sequence, exactly (no stop tokens).
+        prompt_tokens: prompt length per sequence, in tokens (each row a different window of one fixed text).
         warmup: untimed runs of each size before the first round (first look only).
     """
     if batch_size < 1 or (reference_batch_size is not None and reference_batch_size < 1):

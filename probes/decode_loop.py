@@ -149,8 +149,12 @@ def decode_arms(
     ``spin_bound_ms`` (baseline plus ``spin_bound`` of the injected work).
 
     Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
         arms: arm names; ``baseline`` is added first when missing (it is the reference).
-        tokens: decode steps per pass (timed); context: prompt length before them (not timed).
+        tokens: decode steps per pass (timed).
+        context: prompt tokens prefilled before the timed steps (not timed); every pass starts from that cache.
         spin_work_ms, spin_at: the ``spin`` arm's injected host work per step and where it goes.
         spin_bound: fraction of ``spin_work_ms`` that ``spin_bound_ms`` adds to the baseline.
         warmup: untimed passes of every arm before the first timed round (first look only).
@@ -227,6 +231,14 @@ def roofline(
     mean context of the timed tokens; its bandwidth is the best read of the call.
 
     Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face
+            repo (claims sweep it over one architecture's sizes).
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU). The floor counts that variant's bytes.
+        tokens: decode steps per timed pass; the KV read is counted at ``context + tokens // 2``.
+        context: prompt tokens prefilled before the timed steps (not timed).
+        raw_mib, raw_dtype: the raw-read buffer (MiB, MLX dtype), read in the same rounds as the decode
+            passes, interleaved; its best read in the call sets the floor's bandwidth.
         read: which read bandwidth sets the floor: ``"mlx"``, the doc's raw read (an evaluated
             ``sum()`` of ``raw_mib`` MiB of ``raw_dtype``); or ``"best"``, the larger of that and a
             numpy read of the same size. On the CPU backend MLX's sum is compute-bound, far below

@@ -142,10 +142,22 @@ def bisector_trace(
     ``ctx.n`` prompts of each pole in the item's seeded order, so a plan with several looks stops
     once the claim is decided; a one-look plan traces the whole selection at once.
 
-    ``swap_poles`` (two pole names) files each pole's prompts under the other's output: a positive
-    control for an ordering of the poles. With the ``copy`` pole (selected by name) its prompts take
-    the other pole's output and that pole's prompts are left out of every pole output: a pole whose
-    continuation is given, so its alternatives rejoin the text, in place of a claimed one.
+    Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        prompts: prompts of ``probes/data/curve-prompts.yaml``: ``all`` (the creative, advice and factual
+            poles), a pole, a prompt id, or a list of those (the ``copy`` pole only by name).
+        genuine_p2: rank-2 probability from which a greedy position's runner-up is a genuine alternative
+            (0.05, the original experiment's cut).
+        max_ref_tokens: length cap of each prompt's greedy reference, in tokens; a position is traced
+            while 12 tokens follow it, the first 52 at most.
+        batch_size: sequences generated at once (speed and memory); not part of the cache key, so a
+            stored trace is reused at any value.
+        swap_poles: two pole names: each pole's prompts are filed under the other's output (a positive
+            control for an ordering of the poles). With the ``copy`` pole (selected by name) its prompts
+            take the other pole's output and that pole's prompts are left out of every pole output: a
+            pole whose continuation is given, so its alternatives rejoin the text, in place of a claimed one.
     """
     swap = list(swap_poles)
     if swap and (len(swap) != 2 or len(set(swap)) != 2 or not set(swap) <= set(ALL_POLES)):
@@ -202,7 +214,25 @@ def fork_classifier(
     max_ref_tokens: int = 80,
     batch_size: int = 64,
 ) -> dict[str, list[float]]:
-    """Tell genuine forks from genuine re-merges by the local next-token distribution alone."""
+    """Tell genuine forks from genuine re-merges by the local next-token distribution alone.
+
+    Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        prompts: prompts of ``probes/data/curve-prompts.yaml``: ``all`` (the creative, advice and factual
+            poles), a pole, a prompt id, or a list of those (the ``copy`` pole only by name).
+        features: the local features the classifier reads, some of ``entropy`` (nats), ``p1``, ``p2``,
+            ``margin`` (p1 - p2), ``bimodality`` (p2 / (1 - p1)); ``downstream_score``, the label's own
+            definition, only for a positive control.
+        ridge: L2 penalty of the logistic regression (features standardised, intercept unpenalised).
+        genuine_p2: rank-2 probability from which a greedy position's runner-up is a genuine alternative
+            (0.05, the original experiment's cut).
+        max_ref_tokens: length cap of each prompt's greedy reference, in tokens; a position is traced
+            while 12 tokens follow it, the first 52 at most.
+        batch_size: sequences generated at once (speed and memory); not part of the cache key, so a
+            stored trace is reused at any value.
+    """
     import numpy as np
 
     from claimcheck.api.sampling import auc, jackknife_auc

@@ -32,7 +32,22 @@ def bisector_trace_exact(
     max_ref_tokens: int = 80,
     batch_size: int = 64,
 ) -> dict[str, list[float]]:
-    """Greedy fork map of the named prompts, one exact value per prompt (no seeds, no repeats)."""
+    """Greedy fork map of the named prompts, one exact value per prompt (no seeds, no repeats).
+
+    Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        prompts: prompts of ``probes/data/curve-prompts.yaml`` by id (the source's one per pole by
+            default), or a pole, ``all``, or a list of those; one whose value is undefined makes the
+            item inconclusive.
+        genuine_p2: rank-2 probability from which a greedy position's runner-up is a genuine alternative
+            (0.05, the original experiment's cut).
+        max_ref_tokens: length cap of each prompt's greedy reference, in tokens; a position is traced
+            while 12 tokens follow it, the first 52 at most.
+        batch_size: sequences generated at once (speed and memory); not part of the cache key, so a
+            stored trace is reused at any value.
+    """
     out = bisector_trace(ctx, model=model, variant=variant, prompts=prompts if isinstance(prompts, str) else list(prompts),
                          genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size)
     raise_if_undefined(ctx.artifacts.get("fork_map", []), ctx.artifacts.get("undefined", []))

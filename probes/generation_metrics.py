@@ -200,11 +200,16 @@ def generation_metrics(
     """Per-seed repetition rate, distinct-1/2 and self-BLEU of generations under one mlx-lm sampler.
 
     Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
         temp, top_p, min_p, top_k, min_tokens_to_keep: passed to ``mlx_lm.sample_utils.make_sampler``.
         prompt: one user turn, wrapped in the model's chat template.
         max_tokens: generation length (shorter when the model ends the text and ``stop_at_eos``).
         pool_seeds: generations every seed's self-BLEU is measured against.
         repetition_n: n-gram length of the repetition rate.
+        stop_at_eos: end each generation at its first end-of-sequence id (the tokenizer's and the
+            chat/text end markers); off, every generation runs ``max_tokens`` tokens, markers included.
         prompts: a prompt set (replaces ``prompt``): each sample is then one set, a generation per
             prompt (each its own seeded draw), and every output is the set's (self-BLEU within the set, the
             others their mean over the set; ``pool_seeds`` is not used).

@@ -54,8 +54,23 @@ def identity_control(
     (a shadow draw, :class:`GenerationRequest` ``shadows``), so a difference is the policies' and
     not the last bits of two batch rows; from its first different token on it continues alone.
 
-    ``perturb`` raises the curve's interior knots by that fraction in probability (y x (1 + perturb)),
-    a slightly different curve: the positive control, which the comparison must tell apart.
+    Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        prompts: prompts of ``probes/data/curve-prompts.yaml``: ``all`` (the creative, advice and factual
+            poles), a pole, a prompt id, or a list of those (the ``copy`` pole only by name).
+        curve: the curve arm's policy: ``curve-id`` (the identity curve) or ``curve-router``, or any
+            policy name (``greedy``, ``default``, ``temp<T>``) when ``perturb`` is 0.
+        reference_policy: the policy compared with it, by name (``temp1``: pure temperature 1, which
+            the identity curve must reproduce token for token).
+        seeds: seeds per prompt (0 to ``seeds - 1``), one sample per (prompt, seed).
+        max_tokens: tokens per sample, exactly (end-of-sequence ids are banned).
+        batch_size: sequences generated at once (speed and memory); not part of the cache key, so a
+            stored result is reused at any value.
+        perturb: raises the curve's interior knots by that fraction in probability (y x (1 + perturb)),
+            in (-0.5, 0.5); a slightly different curve, the positive control the comparison must tell
+            apart. 0: the curve as named.
     """
     from claimcheck.api.sampling import GenerationRequest, generate_batch, get_policy
 

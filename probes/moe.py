@@ -150,6 +150,9 @@ def moe_gather(
         arms: which of ``gather``, ``repeated``, ``dense``, ``merged`` to run, interleaved.
         hidden, expert, n_experts, top_k: the MoE shape (defaults: the 26B-A4B's).
         layers: chained layers per timed sample, each with its own weights.
+        bits: bits per quantized expert weight, any width MLX's quantized matmuls accept (e.g. 2, 3, 4, 6, 8).
+        group_size: weights sharing one scale and bias (32, 64 or 128); ``hidden`` and ``expert`` must be
+            multiples of it.
         scale_dtype: dtype of scales and biases (and of the activations).
         spin_arm, spin_ms: host spin injected into one arm's timed region (a positive control:
             an arm made slower on purpose must be told apart).

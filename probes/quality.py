@@ -110,6 +110,9 @@ def proverb_cloze(
     """Proverb completion on the shipped 40-item set: accuracy among ``choices`` endings and log-likelihood.
 
     Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
         choices: candidate endings per item, the true one included (2 to 40).
     """
     items = load_items()

@@ -44,7 +44,23 @@ def pooled_fork_coherence(
     coherence_seeds: int = 20,
     coherence_nats: float = 1.0,
 ) -> dict[str, list[float]]:
-    """Every listed policy's fork departures on the first ``coherence_seeds`` seeds, as one sample."""
+    """Every listed policy's fork departures on the first ``coherence_seeds`` seeds, as one sample.
+
+    Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        prompts: prompts of ``probes/data/curve-prompts.yaml``: ``all`` (the creative, advice and factual
+            poles), a pole, a prompt id, or a list of those (the ``copy`` pole only by name).
+        policies: distinct policies whose fork departures are pooled into one sample, by name
+            (``greedy``, ``default``, ``temp<T>``, ``curve-id``, ``curve-router``).
+        seeds: matched seeds per prompt and policy (0 to ``seeds - 1``), drawn and cached as
+            ``route_hazard``'s; only the first ``coherence_seeds`` are read here.
+        coherence_seeds: fork departures of the first this many seeds are continued and scored for
+            coherence (at most ``seeds``).
+        coherence_nats: a fork departure is incoherent when the sample's mean log-prob per token from the
+            departure on is more than this many nats below the reference's.
+    """
     names = list(policies)
     if not names or len(set(names)) != len(names):
         raise ProbeError(f"`policies` must list distinct policies, got {names}")

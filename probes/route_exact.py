@@ -146,6 +146,22 @@ def route_exact(
     The fork map is the route hazard probe's (same trace, same labels, same cache); where the
     sampled estimator's seeds leave nothing at risk, this one stays defined. Raises
     :class:`NotApplicable` when either policy's selectivity is undefined even so.
+
+    Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        prompts: prompts of ``probes/data/curve-prompts.yaml``: ``all`` (the creative, advice and factual
+            poles), a pole, a prompt id, or a list of those (the ``copy`` pole only by name).
+        policy: the sampling policy measured, by name: ``greedy``, ``default`` (T 1, top-p 0.95, top-k 64),
+            ``temp<T>`` (e.g. ``temp0.8``), ``curve-id`` or ``curve-router``.
+        reference_policy: the policy it is compared with (the ``reference_*`` outputs and the factors).
+        genuine_p2: rank-2 probability from which a greedy position's runner-up is a genuine alternative
+            (0.05, the original experiment's cut).
+        max_ref_tokens: length cap of each prompt's greedy reference, in tokens; a position is traced
+            while 12 tokens follow it, the first 52 at most.
+        batch_size: sequences generated at once (speed and memory); not part of the cache key, so a
+            stored result is reused at any value.
     """
     from claimcheck.api.sampling import ROUTE_POLICIES, ReferencePasses, get_policy
     from .curve_setup import prompt_run

@@ -150,7 +150,30 @@ def route_hazard(
     max_ref_tokens: int = 80,
     batch_size: int = 64,
 ) -> dict[str, list[float]]:
-    """Departure hazards at FORK vs REMERGE positions under matched seeds, and fork-departure coherence."""
+    """Departure hazards at FORK vs REMERGE positions under matched seeds, and fork-departure coherence.
+
+    Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        prompts: prompts of ``probes/data/curve-prompts.yaml``: ``all`` (the creative, advice and factual
+            poles), a pole, a prompt id, or a list of those (the ``copy`` pole only by name).
+        policy: the sampling policy measured, by name: ``greedy``, ``default`` (T 1, top-p 0.95, top-k 64),
+            ``temp<T>`` (e.g. ``temp0.8``), ``curve-id`` or ``curve-router``.
+        reference_policy: the policy it is compared with (the ``reference_*`` outputs and the factors).
+        seeds: matched seeds per prompt and policy (0 to ``seeds - 1``), each giving one first departure
+            from the greedy path; the jackknife leaves one seed out at a time.
+        coherence_seeds: fork departures of the first this many seeds are continued and scored for
+            coherence (at most ``seeds``).
+        coherence_nats: a fork departure is incoherent when the sample's mean log-prob per token from the
+            departure on is more than this many nats below the reference's.
+        genuine_p2: rank-2 probability from which a greedy position's runner-up is a genuine alternative
+            (0.05, the original experiment's cut).
+        max_ref_tokens: length cap of each prompt's greedy reference, in tokens; a position is traced
+            while 12 tokens follow it, the first 52 at most.
+        batch_size: sequences generated at once (speed and memory); not part of the cache key, so a
+            stored result is reused at any value.
+    """
     from claimcheck.api.sampling import (
         Counts,
         ROUTE_POLICIES,

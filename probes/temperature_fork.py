@@ -58,11 +58,32 @@ def temperature_fork(
     The twin is the target's own seed at temperature 1 (same random stream, no reshaping); its
     shared prefix with the target is the fork position, and the tokens before it the target's
     opening. The sweep is the temperature search itself (:func:`run_search`, cached with it), so
-    the samples are those the exact-match claims read; ``search_policy`` replaces pure temperature
-    in the sweep (not in the twin), as there, and ``with_own_seed`` adds the target's own seed to
-    that sweep (the target itself, which passes its fork: a planted crossing). With ``require_opening`` a twin that leaves the
-    target at its first token (no opening to reproduce, so every sample "reaches" the fork) makes
-    the item undecidable instead of refuted.
+    the samples are those the exact-match claims read.
+
+    Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        prompt: the one prompt id of ``probes/data/curve-prompts.yaml`` the target and the sweep are drawn
+            for (not ``all`` nor a pole).
+        target_policy: the policy that draws the target, by name (``curve-router``, ``curve-id``,
+            ``default``, ``greedy``, ``temp<T>``).
+        target_seed: the seed that draws the target (102, the source's).
+        temperatures: the pure temperatures swept, each at every seed.
+        seeds: seeds per temperature, counting up from ``seed_start``: temperatures x seeds samples; the
+            sweep may not hold ``target_seed`` at temperature 1 (that sample is the twin).
+        seed_start: the sweep's first seed.
+        max_tokens: tokens of the target and of every sample (end-of-sequence ids are banned; only
+            ``stop_at_miss`` makes a sample shorter).
+        max_shared: shared-prefix length, in tokens, above which a sample counts in ``beyond_max_shared``.
+        stop_at_miss: stop each sample once its text can no longer equal the target's (the same shared
+            prefixes for a fraction of the tokens; on here, as no output reads the rest).
+        search_policy: a policy name that draws the sweep instead of pure temperature (not the twin), at
+            seeds counting from ``seed_start`` without ``target_seed``. ``""``: pure temperature.
+        with_own_seed: add the target's own seed to the ``search_policy`` sweep (the target itself, which
+            passes its fork: a planted crossing).
+        require_opening: a twin that leaves the target at its first token (no opening to reproduce, so
+            every sample "reaches" the fork) makes the item undecidable instead of refuted.
     """
     design = SearchDesign(model, variant, prompt, target_policy, target_seed, tuple(temperatures), seeds, seed_start,
                           max_tokens, stop_at_miss, search_policy, with_own_seed)

@@ -244,16 +244,34 @@ def temperature_search(
 ) -> dict[str, list[float]]:
     """Sweep pure temperature x seeds for an exact match of one curve-generated sample.
 
-    ``stop_at_miss`` stops each sample once its text can no longer equal the target's: the
-    same exact matches, fork crossings and shared prefixes for a fraction of the tokens, but no
-    ``content_recall`` for the samples cut short (claims on content keep it off).
-
-    ``search_policy`` (a policy name) draws the same number of samples (temperatures x seeds) from
-    that policy instead, at seeds counting from ``seed_start`` without ``target_seed``: with the
-    target's own policy this is the base rate of exact matches under an identical distribution;
-    ``with_own_seed`` puts the target's own seed first among them. ``likely_prefix`` cuts the
-    target and the samples to the opening the target's policy draws with that probability
-    (:func:`at_likely_length`).
+    Args:
+        model: model id: a registered one, a project alias, an mlx-lm folder or a cached Hugging Face repo.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        prompt: the one prompt id of ``probes/data/curve-prompts.yaml`` the target and the sweep are drawn
+            for (not ``all`` nor a pole).
+        target_policy: the policy that draws the target, by name (``curve-router``, ``curve-id``,
+            ``default``, ``greedy``, ``temp<T>``).
+        target_seed: the seed that draws the target (102, the source's).
+        temperatures: the pure temperatures swept, each at every seed.
+        seeds: seeds per temperature, counting up from ``seed_start``: temperatures x seeds samples.
+        seed_start: the sweep's first seed.
+        max_tokens: tokens of the target and of every sample (end-of-sequence ids are banned; only
+            ``stop_at_miss`` and ``likely_prefix`` make them shorter).
+        batch_size: sequences generated at once (speed and memory); not part of the cache key, so a
+            stored result is reused at any value.
+        stop_at_miss: stop each sample once its text can no longer equal the target's: the same exact
+            matches, fork crossings and shared prefixes for a fraction of the tokens, but no
+            ``content_recall`` for the samples cut short (claims on content keep it off).
+        search_policy: a policy name that draws the same number of samples (temperatures x seeds)
+            instead of pure temperature, at seeds counting from ``seed_start`` without ``target_seed``:
+            with the target's own policy, the base rate of exact matches under an identical
+            distribution. ``""``: pure temperature.
+        with_own_seed: put the target's own seed first among the ``search_policy`` sweep's seeds (a
+            planted match; needs ``search_policy``).
+        likely_prefix: a probability below 1; above 0, the target and the samples are cut to the target's
+            longest opening its own policy draws with at least that probability (:func:`at_likely_length`,
+            a positive control). 0: off.
     """
     design = SearchDesign(model, variant, prompt, target_policy, target_seed, tuple(temperatures), seeds, seed_start,
                           max_tokens, stop_at_miss, search_policy, with_own_seed, likely_prefix)

@@ -240,7 +240,21 @@ def weight_bytes(
     top_k: int | None = None,
     n_experts: int | None = None,
 ) -> dict[str, list[float]]:
-    """Weight and KV bytes per decode token, from headers (deterministic: one value per output)."""
+    """Weight and KV bytes per decode token, from headers (deterministic: one value per output).
+
+    Args:
+        model: model id to count (a registered one, a project alias, an mlx-lm folder or a cached Hugging
+            Face repo): loaded, then its folder's safetensors headers are read (its parameters when it
+            has none). Give ``model`` or ``path``.
+        variant: which weights of the model to load, one it offers (``fp32``, ``4bit``); ``None``: its
+            default (``fp32`` on the CPU, ``4bit`` on a GPU).
+        path: a model folder (``config.json`` and ``*.safetensors``) read from its headers without
+            loading; used instead of ``model``.
+        context: positions the KV read is counted at, in tokens; 0: no KV (``kv_bytes_per_token`` is 0).
+        kv_dtype_bytes: bytes per cached K/V element (2 for float16/bfloat16, 4 for float32).
+        top_k, n_experts: experts used per token and experts in all, for a MoE model's expert share
+            (``top_k / n_experts``); ``None``: read from the config.
+    """
     if model is None and path is None:
         raise ProbeError("weight_bytes needs `model` or `path`")
     sizes, config = _sizes_and_config(model, variant, path, ctx)
