@@ -9,7 +9,8 @@ comment right after it (invisible when rendered)::
 ``measured: ITEMS [output NAME] [@LEVEL] [in UNIT] on CLASS [run RUN]``: ``ITEMS`` are item or
 claim ids (a claim id stands for all its items), comma-separated; ``@LEVEL`` is the level of a
 swept output (``output gbps@size_mib=1``) or, without ``output``, the grid point of the items; ``CLASS`` is a machine class or its
-first parts (``cuda``, ``cpu/AMD EPYC``), or several joined by commas (``cpu,cuda``); ``RUN`` a
+first parts (``cuda``, ``cpu/AMD EPYC``, ``cuda/NVIDIA H200``: spaces are part of it), or several joined by
+commas (``cpu,cuda``); ``RUN`` a
 run id or prefix (default: the latest whole, finished, adjudicated run of that class holding the items). Every
 figure in a unit those values convert to, between the start of the sentence (or the previous
 comment in it) and the marker, must be a recorded value of those items to its printed
@@ -32,7 +33,7 @@ from claimcheck.store import EvidenceStore, StoredResult, StoredRun, is_evidence
 
 MARKER_RE = re.compile(
     r"^measured\s*:\s*(?P<items>.+?)(?:\s+output\s+(?P<output>[^\s@]+))?(?:\s*@(?P<level>\S+))?"
-    r"(?:\s+in\s+(?P<unit>\S+))?\s+on\s+(?P<klass>\S+)(?:\s+run\s+(?P<run>\S+))?\s*$", re.S | re.I)
+    r"(?:\s+in\s+(?P<unit>\S+))?\s+on\s+(?P<klass>\S.*?)(?:\s+run\s+(?P<run>\S+))?\s*$", re.S | re.I)
 
 
 @dataclass(frozen=True)

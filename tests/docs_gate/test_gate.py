@@ -183,6 +183,25 @@ def test_a_figure_our_run_measured_is_checked_by_its_measured_marker(tmp_path, s
                     line), line
 
 
+def test_a_marker_names_one_class_of_a_backend_by_a_prefix_with_spaces(tmp_path, claims_dir):
+    """Two classes of one backend: `on cuda` takes the latest; `on cuda/NVIDIA H200` takes that card's run."""
+    store = make_store(tmp_path / "s.sqlite", [
+        ("cuda/NVIDIA H200/128-256GiB", [outcome("qmv-large-bw", "refuted", 0.25, 0.24, 0.27)]),
+        ("cuda/NVIDIA H100 80GB HBM3/64-128GiB", [outcome("qmv-large-bw", "refuted", 0.34, 0.33, 0.35)]),
+    ])
+
+    def quoted(figure: str, on: str):
+        return gate(tmp_path, f"On the H200 qmv reached {figure} <!-- measured: qmv-large-bw on {on} -->.\n", store,
+                    claims_dir)
+
+    assert quoted("0.25", "cuda/NVIDIA H200").ok
+    assert quoted("0.25", "cuda/NVIDIA H200 run run-0").ok
+    assert [p.code for p in quoted("0.25", "cuda").problems] == ["disagrees"]  # the H100 run is the latest
+    wrong = quoted("0.34", "cuda/NVIDIA H200")
+    assert [p.code for p in wrong.problems] == ["disagrees"]
+    assert "on cuda/NVIDIA H200/128-256GiB (run run-0)" in messages(wrong)[0]
+
+
 def test_gib_quote_is_converted_before_comparing(tmp_path, store_path, claims_dir):
     # measured 0.6936 GB = 0.646 GiB; a doc may quote either
     ok = gate(tmp_path, "CPM5 streams 0.646 GiB per token. <!-- claim: weights-gb -->\n", store_path, claims_dir)
