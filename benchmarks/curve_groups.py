@@ -89,7 +89,7 @@ def real_item(which: str) -> None:
     from claimcheck.claims.loader import load_claims_text
     from claimcheck.engine.runner import RunOptions, run_claim_item
     from claimcheck.probing.registry import get_probe
-    import probes.fork_map  # noqa: F401  (registers the probe)
+    import probes.curves.fork_map  # noqa: F401  (registers the probe)
 
     prompts, check = ITEMS[which]
     print(f"\none {which} item on smollm2-135m-instruct fp32, empty cache each time")

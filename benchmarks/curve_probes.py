@@ -33,8 +33,8 @@ def main() -> None:
     from claimcheck.probing.sampling import ROUTE_POLICIES, GenerationRequest, GenerationStats, generate_batch, get_policy
     from claimcheck.probing.sampling.forkmap import traced_positions
     from claimcheck.probing.sampling.runs import greedy_references, position_features, reference_pass
-    from probes.curve_prompts import select_prompts
-    from probes.curve_text import chat_ids, stop_token_ids
+    from probes.curves.curve_prompts import select_prompts
+    from probes.curves.curve_text import chat_ids, stop_token_ids
 
     lm = load(args.model, variant=args.variant, needs_text=True)
     (prompt,) = select_prompts(args.prompt)

@@ -31,8 +31,8 @@ def main() -> None:
     from claimcheck.models import load
     from claimcheck.probing.sampling import TraceRules
     from claimcheck.probing.sampling.runs import bisector_traces
-    from probes.curve_prompts import select_prompts
-    from probes.curve_text import chat_ids, stop_token_ids
+    from probes.curves.curve_prompts import select_prompts
+    from probes.curves.curve_text import chat_ids, stop_token_ids
 
     lm = load(args.model, variant=args.variant, needs_text=True)
     ids = [chat_ids(lm.tokenizer, p.text) for p in select_prompts(args.prompts.split(","))]

@@ -45,7 +45,7 @@ def run_arm(lm: Any, keep: bool, prompts: Any, chosen: Any, seeds: int, coherenc
     import claimcheck.probing.sampling.reference as reference
     import claimcheck.probing.sampling.runs  # noqa: F401 - bound before the patch below: only the route probe's passes change
     from claimcheck.probing.registry import ProbeContext
-    from probes import fork_map, route_hazard
+    from probes.curves import fork_map, route_hazard
 
     counting = CountingModel(lm.model)
     loaded = dataclasses.replace(lm, model=counting)
@@ -96,8 +96,8 @@ def main() -> None:
     blas = ensure_fast_blas()
     from claimcheck.models import load
     from claimcheck.probing.sampling.reference import reference_pass
-    from probes.curve_prompts import select_prompts
-    from probes.curve_text import chat_ids
+    from probes.curves.curve_prompts import select_prompts
+    from probes.curves.curve_text import chat_ids
 
     lm = load(args.model, variant=args.variant, needs_text=True)
     prompts = args.prompts.split(",") if "," in args.prompts else args.prompts

@@ -37,8 +37,8 @@ def wrapper_overhead_us(repeats: int = 2000) -> list[float]:
 
 def sample_ms(label: str) -> list[float]:
     """Durations (ms) of real samples of the pack's cheapest timed units."""
-    import probes.bandwidth as bandwidth
-    import probes.decode_loop as decode
+    import probes.decode.bandwidth as bandwidth
+    import probes.decode.decode_loop as decode
     from claimcheck.probing.registry import ProbeContext
 
     ctx = ProbeContext(n=10)

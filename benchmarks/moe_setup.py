@@ -28,7 +28,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from claimcheck.harness.timing import mlx_core, read_ceiling_gbps
-    from probes.moe import _expert_bytes, _layer_weights, expert_layer
+    from probes.decode.moe import _expert_bytes, _layer_weights, expert_layer
 
     started = time.perf_counter()
     mx = mlx_core()

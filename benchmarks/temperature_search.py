@@ -27,9 +27,9 @@ def main() -> None:
     from claimcheck.models import load
     from claimcheck.probing.sampling import get_policy
     from claimcheck.probing.sampling.runs import temperature_search
-    from probes.curve_prompts import select_prompts
-    from probes.curve_text import chat_ids, stop_token_ids
-    from probes.temperature_search import TEMPERATURE_GRID
+    from probes.curves.curve_prompts import select_prompts
+    from probes.curves.curve_text import chat_ids, stop_token_ids
+    from probes.curves.temperature_search import TEMPERATURE_GRID
 
     lm = load(args.model, variant=args.variant, needs_text=True)
     prompt = chat_ids(lm.tokenizer, select_prompts(args.prompt)[0].text)

@@ -69,7 +69,7 @@ def _this_repository_probes_stay_loaded():
     """A test that loads another project's ``probes`` package (``--root tmp``) puts this repository's back after.
 
     Loading a project's probes replaces the ``probes`` modules and their registrations; without this, which
-    later test on the same xdist worker finds ``probes.temperature_search`` gone depended on the order.
+    later test on the same xdist worker finds ``probes.curves.temperature_search`` gone depended on the order.
     """
     import sys
 

@@ -76,8 +76,8 @@ load_model = load
 
 # name -> module it is loaded from on first use (kept out of the import: NumPy, or the shipped probes)
 _ON_FIRST_USE = {
-    "register_op": "claimcheck_probes.op_registry",
-    "OpEntry": "claimcheck_probes.op_registry",
+    "register_op": "claimcheck_probes.ops.op_registry",
+    "OpEntry": "claimcheck_probes.ops.op_registry",
     "POSITION": "claimcheck.harness.position",
     "positions_of": "claimcheck.harness.position",
 }

@@ -95,13 +95,23 @@ EXAMPLES_FILE = Path("data") / "examples.yaml"
 
 
 def shipped_examples(registered: RegisteredProbe) -> dict[str, str]:
-    """Probe name -> worked claim (YAML text) from ``data/examples.yaml`` beside the probe's module, if any."""
+    """Probe name -> worked claim (YAML text) from ``data/examples.yaml`` beside the probe's module or in a
+    package above it (probes grouped by family share their package's), the nearest first; empty if none."""
+    from claimcheck.probing.registry import source_package
+
     module = sys.modules.get(registered.module)
-    folder = Path(str(getattr(module, "__file__", "") or registered.file or ".")).parent
-    path = folder / EXAMPLES_FILE
-    if not path.is_file():
-        return {}
-    return _examples_in(str(path))
+    folders = [Path(str(getattr(module, "__file__", "") or registered.file or ".")).parent]
+    parts = registered.module.split(".")
+    top = len(source_package(registered.module).split("."))
+    for depth in range(len(parts) - 1, top - 1, -1):  # the enclosing packages up to the probe source's, innermost first
+        package = sys.modules.get(".".join(parts[:depth]))
+        folders += [Path(str(location)) for location in getattr(package, "__path__", [])]
+    found: dict[str, str] = {}
+    for path in dict.fromkeys(folder / EXAMPLES_FILE for folder in folders):
+        if path.is_file():
+            for name, example in _examples_in(str(path)).items():
+                found.setdefault(name, example)
+    return found
 
 
 def _examples_in(path: str) -> dict[str, str]:

@@ -10,6 +10,9 @@ What counts, found by reading source (nothing is imported here):
 - the probe's module, and every module it imports, transitively, that belongs to the probe's own
   top-level package (``probes``, a user's package) or to claimcheck's measuring layers
   (:data:`MEASURING_PACKAGES`); the rest of claimcheck is covered by its version in the key;
+- the packages that enclose a module of the probe's own package (importing ``probes.curves.fork_map``
+  runs ``probes/__init__.py`` and ``probes/curves/__init__.py``), so probes grouped by family read
+  data kept in their package's ``data/`` folder;
 - every data file (not Python) inside the folders of those packages whose file name appears in
   the source of a module reached.
 
@@ -125,7 +128,8 @@ def measurement_files(module: str) -> tuple[tuple[str, Path], ...]:
     A label names the file independently of the checkout: a module's dotted name, or a data file's
     path under the package folder it sits in (``probes:data/curve-prompts.yaml``).
     """
-    roots = (module.split(".")[0], *MEASURING_PACKAGES)
+    own = module.split(".")[0]
+    roots = (own, *MEASURING_PACKAGES)
     reached: dict[str, Path] = {}
     waiting = [module]
     while waiting:
@@ -137,6 +141,9 @@ def measurement_files(module: str) -> tuple[tuple[str, Path], ...]:
             continue
         reached[name] = path
         waiting.extend(imported for imported in imported_names(name, path) if imported not in reached)
+        parent = name.rpartition(".")[0]
+        if parent and _followed(parent, (own,)) and parent not in reached:
+            waiting.append(parent)  # its __init__ runs first; its folder may hold the data the module names
     sources = "\n".join(_text(path) for path in reached.values())
     folders = {path.parent: name if path.name == "__init__.py" else name.rpartition(".")[0] for name, path in reached.items()}
     data = {(f"{package}:{candidate.relative_to(folder).as_posix()}", candidate)

@@ -79,7 +79,7 @@ def design_samples(claim: Claim, params: Mapping[str, Any]) -> int:
         return min(n, count * int(params.get("seeds", 1)))
     if probe == "identity_control":
         try:
-            from probes.curve_prompts import select_prompts
+            from probes.curves.curve_prompts import select_prompts
 
             prompts = len(select_prompts(params.get("prompts", "all")))
         except Exception:  # the probes package is not importable here: the budget is the bound

@@ -207,6 +207,13 @@ def _package_of(module: str) -> str | None:
     return None
 
 
+def source_package(module: str) -> str:
+    """The package a probe module was loaded with: its entry point's module (``claimcheck_probes``), else its
+    top-level package (a project's ``probes``); a module's files are looked up from there down."""
+    entries = [package for package in _PACKAGES if module == package or module.startswith(f"{package}.")]
+    return max(entries, key=len) if entries else module.partition(".")[0]
+
+
 def _shadowing(existing: RegisteredProbe, new: RegisteredProbe) -> tuple[RegisteredProbe, RegisteredProbe] | None:
     """``(project's, shipped)`` when exactly one of two definitions comes from an installed package."""
     old_shipped, new_shipped = _package_of(existing.module) is not None, _package_of(new.module) is not None
@@ -440,19 +447,21 @@ def _forget_other_folder(name: str, folder: Path) -> None:
 
 
 def _import_module_tree(name: str) -> list[str]:
-    """Import module ``name``; for a package also each of its public modules."""
+    """Import module ``name``; for a package also each of its public modules, and those of its public subpackages."""
     import pkgutil
 
     module = _import(name, None)
     imported = [name]
     for info in sorted(pkgutil.iter_modules(getattr(module, "__path__", [])), key=lambda m: m.name):
         if not info.name.startswith("_"):
-            imported.append(_import(f"{name}.{info.name}", None).__name__)
+            imported += _import_module_tree(f"{name}.{info.name}") if info.ispkg else \
+                [_import(f"{name}.{info.name}", None).__name__]
     return imported
 
 
 def _import_folder(name: str, folder: Path) -> list[str]:
-    """Import each public ``*.py`` of ``folder`` as ``<name>.<stem>``, with or without ``__init__.py``."""
+    """Import each public ``*.py`` of ``folder`` as ``<name>.<stem>``, with or without ``__init__.py``, and each
+    public subpackage's modules."""
     import importlib.machinery
     import importlib.util
 
@@ -469,10 +478,20 @@ def _import_folder(name: str, folder: Path) -> list[str]:
         sys.modules[name] = package
         if spec.loader is not None:
             _run(lambda: spec.loader.exec_module(package), name, init)  # type: ignore[union-attr]
-    imported = [name]
-    for module_path in sorted(folder.glob("*.py")):
-        if not module_path.stem.startswith("_"):
-            imported.append(_import(f"{name}.{module_path.stem}", module_path).__name__)
+    return [name, *_import_folder_modules(name, folder)]
+
+
+def _import_folder_modules(name: str, folder: Path) -> list[str]:
+    """Import each public ``*.py`` of ``folder`` as ``<name>.<stem>``, and each public sub-folder with an
+    ``__init__.py`` as the subpackage ``<name>.<folder>`` with its own modules (probes grouped by family)."""
+    imported: list[str] = []
+    entries = [path for path in folder.iterdir() if not path.name.startswith("_")]
+    for path in sorted(entries, key=lambda entry: entry.stem):
+        if path.suffix == ".py" and path.is_file():
+            imported.append(_import(f"{name}.{path.stem}", path).__name__)
+        elif path.is_dir() and path.name.isidentifier() and (path / "__init__.py").is_file():
+            imported.append(_import(f"{name}.{path.name}", path / "__init__.py").__name__)
+            imported += _import_folder_modules(f"{name}.{path.name}", path)
     return imported
 
 

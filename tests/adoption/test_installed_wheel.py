@@ -124,8 +124,8 @@ def _shipped_and_schema(installed: Installed) -> None:
         assert Path(found[key]).is_relative_to(installed.site_packages), (key, found[key])
     assert json.loads(Path(found["schema"]).read_text()) == json.loads((REPO / "schema" / "claim-v1.json").read_text())
     probes = found["probes"]
-    assert probes["weight_bytes"] == "claimcheck_probes.weight_bytes"
-    assert probes["implied_bandwidth"] == "claimcheck_probes.arithmetic"
+    assert probes["weight_bytes"] == "claimcheck_probes.figures.weight_bytes"
+    assert probes["implied_bandwidth"] == "claimcheck_probes.figures.arithmetic"
     assert probes["kv_budget_tokens"] == "probes.kv_budget" and probes["dice"] == "probes.dice"
     assert probes["kv_cache_step"] == "probes.kv_cache_step"  # the project's own shadows the shipped one
     listing = installed.run(installed.claimcheck, "probes", "op_pair", "proverb_cloze")

@@ -51,6 +51,31 @@ def test_project_probes_folder_loads_with_or_without_init(tmp_path: Path, isolat
     assert get_probe("second").file == str((tmp_path / "probes" / "second.py").resolve())
 
 
+def test_probes_grouped_in_family_subpackages_load_as_the_shipped_ones_do(tmp_path: Path, isolated: None) -> None:
+    """A sub-folder with an ``__init__.py`` is a family: its modules load, and import across families; a folder
+    without one (data, scripts) and ``_``-helpers do not."""
+    _write(tmp_path, {
+        "probes/__init__.py": "",
+        "probes/top.py": _probe_file("top"),
+        "probes/timing/__init__.py": '"""Timing probes."""\n',
+        "probes/timing/_shared.py": "K = 1\n",
+        "probes/timing/loop.py": _probe_file("loop", body="from ._shared import K; from ..text.score import measure as _score"),
+        "probes/text/__init__.py": "",
+        "probes/text/score.py": _probe_file("score"),
+        "probes/data/not_a_probe.py": "raise RuntimeError('data is not imported')\n",
+        "probes/_helpers/__init__.py": "raise RuntimeError('a helper package is not imported on its own')\n",
+    })
+    imported = load_probe_modules(str(tmp_path))
+    assert imported == ["probes", "probes.text", "probes.text.score", "probes.timing", "probes.timing.loop", "probes.top"]
+    assert get_probe("loop").module == "probes.timing.loop" and get_probe("score").module == "probes.text.score"
+    # a package named by module (an entry point, `probes = ["userpkg"]`) stands for its families' modules too
+    _write(tmp_path / "site", {"userpkg/__init__.py": "", "userpkg/fam/__init__.py": "",
+                               "userpkg/fam/deep.py": _probe_file("deep_in_package")})
+    sys.path.insert(0, str(tmp_path / "site"))
+    assert load_probe_modules(None, ["userpkg"]) == ["userpkg", "userpkg.fam", "userpkg.fam.deep"]
+    assert get_probe("deep_in_package").module == "userpkg.fam.deep"
+
+
 def test_configured_sources_replace_the_default_folder(tmp_path: Path, isolated: None) -> None:
     _write(tmp_path, {
         "pyproject.toml": '[tool.claimcheck]\nprobes = ["tools/probes", "extra_probe.py", "userpkg.measures"]\n',
@@ -163,7 +188,7 @@ def test_the_repository_loads_its_probes_once() -> None:
     imported = load_probe_modules(str(REPO))
     shipped = {p.name for p in probe_module.registered_probes().values() if _under(p.file, REPO / "probes")}
     assert {"qmv", "weight_bytes", "implied_bandwidth"} <= shipped
-    assert "probes.bandwidth" in imported and not [name for name in imported if name.startswith("claimcheck_probes")]
+    assert "probes.decode.bandwidth" in imported and not [name for name in imported if name.startswith("claimcheck_probes")]
 
 
 def _under(file: str, folder: Path) -> bool:

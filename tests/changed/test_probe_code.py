@@ -43,6 +43,15 @@ def test_the_module_its_imports_transitively_and_the_data_they_name_count(packag
                                              "userprobes.table", "userprobes:data/prompts.yaml"}
 
 
+def test_a_module_in_a_family_subpackage_counts_its_packages_and_their_data(package: Path) -> None:
+    (package / "userprobes" / "family").mkdir()
+    (package / "userprobes" / "family" / "__init__.py").write_text('"""A family."""\n')
+    (package / "userprobes" / "family" / "grouped.py").write_text("PROMPTS = 'prompts.yaml'\n")
+    probe_code.forget()
+    assert _labels("userprobes.family.grouped") == {"userprobes", "userprobes.family", "userprobes.family.grouped",
+                                                    "userprobes:data/prompts.yaml"}
+
+
 @pytest.mark.parametrize("edited, changes", [
     ("userprobes/helper.py", True), ("userprobes/deeper.py", True), ("userprobes/data/prompts.yaml", True),
     ("userprobes/unrelated.py", False), ("userprobes/data/other.yaml", False),
@@ -74,9 +83,9 @@ def test_this_repositorys_curve_and_decode_probes_read_their_helpers_and_prompts
 
     load_probe_modules(str(Path(__file__).resolve().parents[2]))
     probe_code.forget()
-    assert {"probes.curve_prompts", "probes:data/curve-prompts.yaml", "claimcheck.probing.sampling.generate"} <= {
-        label for label, _ in measurement_files("probes.fork_map")}
-    assert "probes.decode_schedules" in {label for label, _ in measurement_files("probes.decode_loop")}
+    assert {"probes.curves.curve_prompts", "probes:data/curve-prompts.yaml", "claimcheck.probing.sampling.generate"} <= {
+        label for label, _ in measurement_files("probes.curves.fork_map")}
+    assert "probes.decode.decode_schedules" in {label for label, _ in measurement_files("probes.decode.decode_loop")}
 
 
 def test_an_unknown_module_has_no_files() -> None:

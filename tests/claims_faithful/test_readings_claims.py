@@ -17,7 +17,7 @@ from claimcheck.claims.loader import expand_grid, load_claims
 from claimcheck.probing.registry import ProbeContext
 from claimcheck.rules import decide_check
 from claimcheck.verdict import Verdict
-from probes.arithmetic import readings
+from probes.figures.arithmetic import readings
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = {c.id: c for c in load_claims([ROOT / "claims" / "arithmetic"]) if c.probe.name == "readings"}

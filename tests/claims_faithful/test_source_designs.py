@@ -21,9 +21,9 @@ from claimcheck.probing.registry import get_probe
 from claimcheck.probing.sampling import get_policy
 from claimcheck.rules import decide_check
 from claimcheck.verdict import Verdict
-from probes.curve_prompts import load_prompt_set
-from probes.fork_map_exact import raise_if_undefined
-from probes.route_exact import exact_counts, exact_outputs
+from probes.curves.curve_prompts import load_prompt_set
+from probes.curves.fork_map_exact import raise_if_undefined
+from probes.curves.route_exact import exact_counts, exact_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 CLAIMS = {c.id: c for c in load_claims([ROOT / "claims" / "curves"])}
@@ -86,7 +86,7 @@ def test_pooled_coherence_holds_on_the_source_counts_and_refutes_a_contrary_coun
 
 
 def test_pooled_coherence_probe_reads_every_policy_as_one_sample(monkeypatch: pytest.MonkeyPatch) -> None:
-    import probes.route_coherence as module
+    import probes.curves.route_coherence as module
     from claimcheck.probing.registry import ProbeContext
 
     counts = {"default": (9, 0), "temp0.8": (3, 0), "curve-id": (9, 0), "curve-router": (13, 2)}
@@ -211,7 +211,7 @@ def test_mlx_ops_example_pins_the_commit_whose_text_it_quotes() -> None:
 
 def test_fused_gelu_prefill_change_is_within_the_drift_and_a_larger_one_refutes() -> None:
     from claimcheck.probing.registry import ProbeContext
-    from probes.arithmetic import ratio_of
+    from probes.figures.arithmetic import ratio_of
 
     claim = next(c for c in load_claims([ROOT / "claims" / "arithmetic"]) if c.id == "fused-gelu-off-prefill-unchanged")
 

@@ -72,7 +72,7 @@ def test_probes_without_names_lists_every_registered_probe(capsys):
 
     assert [block.splitlines()[0].split(" -- ")[0] for block in blocks] == sorted(registered_probes())
     weight_bytes = next(block for block in blocks if block.startswith("weight_bytes -- "))
-    assert "weight_bytes -- probes/weight_bytes.py (deterministic)" in weight_bytes
+    assert "weight_bytes -- probes/figures/weight_bytes.py (deterministic)" in weight_bytes
     assert "        model: str | None = None" in weight_bytes
     assert "        bytes_per_token [B]: weights streamed per decode token" in weight_bytes
 
@@ -161,4 +161,4 @@ def test_the_shipped_claims_name_models_one_way():
 
 def test_probes_takes_a_shipped_probe_by_the_qualified_name_claims_accept(capsys):
     assert cli.main(["probes", "claimcheck:weight_bytes", "--root", str(ROOT)]) == 0
-    assert capsys.readouterr().out.startswith("weight_bytes -- probes/weight_bytes.py (deterministic)")
+    assert capsys.readouterr().out.startswith("weight_bytes -- probes/figures/weight_bytes.py (deterministic)")

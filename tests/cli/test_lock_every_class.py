@@ -41,7 +41,7 @@ def test_the_committed_lock_holds_the_machine_independent_expectations_with_thei
 
 
 def _is_arithmetic(claim: Claim) -> bool:
-    """Whether the claim's probe only recomputes the source's printed figures (probes/arithmetic.py)."""
+    """Whether the claim's probe only recomputes the source's printed figures (probes/figures/arithmetic.py)."""
     return get_probe(claim.probe.name).function.__module__.rsplit(".", 1)[-1] == "arithmetic"
 
 

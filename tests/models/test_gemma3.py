@@ -269,7 +269,7 @@ def test_kv_bytes_follow_the_sliding_window_cap():
     assert _kv_bytes(real, 600) == 15 * 2048 * 512 + 3 * 2048 * 600 == 19_415_040
     assert _kv_bytes(real, 8192) == 15 * 2048 * 512 + 3 * 2048 * 8192 == 66_060_288
     # The roofline probe reads the same fields from config.json and must get the same figures.
-    weight_bytes = pytest.importorskip("probes.weight_bytes")
+    weight_bytes = pytest.importorskip("probes.figures.weight_bytes")
     for context in (100, 600, 8192):
         assert weight_bytes.kv_bytes_per_token(real, context, dtype_bytes=4) == _kv_bytes(real, context)
 

@@ -6,7 +6,7 @@ import pytest
 
 from claimcheck.errors import ProbeError
 from claimcheck.probing.registry import ProbeContext, get_probe
-from probes.batched_generation import batched_generation, prompts_for, run_batch
+from probes.decode.batched_generation import batched_generation, prompts_for, run_batch
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,11 @@ import pytest
 
 from claimcheck.probing.registry import ProbeContext
 from claimcheck.probing.sampling import Policy, get_policy
-from probes.decode_loop import decode_arms
-from probes.decode_schedules import Session, padded, pipelined, repeated
-from probes.moe import last_level_cache_bytes
-from probes.route_exact import exact_counts
-from probes.temperature_controls import exact_match_log10, likely_prefix_length, prefix_log10, search_seeds
+from probes.decode.decode_loop import decode_arms
+from probes.decode.decode_schedules import Session, padded, pipelined, repeated
+from probes.decode.moe import last_level_cache_bytes
+from probes.curves.route_exact import exact_counts
+from probes.curves.temperature_controls import exact_match_log10, likely_prefix_length, prefix_log10, search_seeds
 
 
 class FakeClock:
@@ -148,7 +148,7 @@ def test_search_seeds_leave_out_the_target_seed() -> None:
 
 
 def test_a_perturbed_curve_is_another_curve_and_bad_perturbations_are_refused() -> None:
-    from probes.identity_control import perturbed_policy
+    from probes.curves.identity_control import perturbed_policy
 
     moved = perturbed_policy("curve-id", 0.05)
     assert moved.name == "curve-id+0.05" and moved.curve is not None and not moved.curve.is_identity
@@ -163,7 +163,7 @@ def test_a_perturbed_curve_is_another_curve_and_bad_perturbations_are_refused() 
 
 def test_swap_poles_needs_two_different_poles() -> None:
     from claimcheck.errors import ProbeError
-    from probes.fork_map import bisector_trace
+    from probes.curves.fork_map import bisector_trace
 
     for bad in (["creative"], ["creative", "creative"], ["creative", "poetry"]):
         with pytest.raises(ProbeError, match="`swap_poles`"):
@@ -194,7 +194,7 @@ def ctx(tmp_path, monkeypatch, tiny) -> ProbeContext:
 
 
 def test_the_search_can_run_the_targets_own_policy_under_other_seeds(ctx) -> None:
-    from probes.temperature_search import temperature_search
+    from probes.curves.temperature_search import temperature_search
 
     design = dict(prompt="lighthouse", target_policy="temp1", target_seed=2, temperatures=[0.7, 1.0], seeds=3, max_tokens=10)
     sweep = temperature_search(ctx, **design)
@@ -211,7 +211,7 @@ def test_the_search_can_run_the_targets_own_policy_under_other_seeds(ctx) -> Non
 
 def test_a_planted_own_seed_is_a_match_the_count_sees(ctx) -> None:
     from claimcheck.errors import ProbeError
-    from probes.temperature_search import temperature_search
+    from probes.curves.temperature_search import temperature_search
 
     design = dict(prompt="lighthouse", target_policy="temp1", target_seed=2, temperatures=[1.0], seeds=4, max_tokens=10,
                   search_policy="temp1")
@@ -223,7 +223,7 @@ def test_a_planted_own_seed_is_a_match_the_count_sees(ctx) -> None:
 
 
 def test_the_likely_prefix_cuts_target_and_samples_to_an_opening_the_policy_repeats(ctx) -> None:
-    from probes.temperature_search import temperature_search
+    from probes.curves.temperature_search import temperature_search
 
     design = dict(prompt="lighthouse", target_policy="temp1", target_seed=2, temperatures=[1.0], seeds=6, max_tokens=10,
                   search_policy="temp1", likely_prefix=0.2)
@@ -236,7 +236,7 @@ def test_the_likely_prefix_cuts_target_and_samples_to_an_opening_the_policy_repe
 
 
 def test_identity_control_with_a_perturbed_curve_is_its_own_design(ctx) -> None:
-    from probes.identity_control import identity_control
+    from probes.curves.identity_control import identity_control
 
     plain = identity_control(ctx, prompts=["lighthouse"], seeds=3, max_tokens=10)
     moved_ctx = ProbeContext(cache_dir=ctx.cache_dir)
@@ -247,7 +247,7 @@ def test_identity_control_with_a_perturbed_curve_is_its_own_design(ctx) -> None:
 
 
 def test_route_hazard_reports_exact_selectivities(ctx) -> None:
-    from probes.route_hazard import route_hazard
+    from probes.curves.route_hazard import route_hazard
 
     out = route_hazard(ctx, prompts=["lighthouse", "night-train"], seeds=8, coherence_seeds=0, **SMALL)
     assert len(out["exact_log_selectivity"]) == len(out["reference_exact_log_selectivity"]) <= 2
@@ -259,7 +259,7 @@ def test_route_hazard_reports_exact_selectivities(ctx) -> None:
 
 
 def test_the_classifier_separates_forks_given_the_labels_own_score(ctx) -> None:
-    from probes.fork_map import bisector_trace, fork_classifier
+    from probes.curves.fork_map import bisector_trace, fork_classifier
 
     out = fork_classifier(ctx, prompts="all", features=["downstream_score"], **SMALL)
     report = ctx.artifacts["classifier"]
@@ -283,7 +283,7 @@ def test_the_classifier_separates_forks_given_the_labels_own_score(ctx) -> None:
 def test_a_seeded_draw_that_does_not_give_itself_back_leaves_the_search_undecided(ctx, monkeypatch) -> None:
     """On a backend whose sampling depends on the batch (CUDA), exact matches cannot be counted: inconclusive."""
     from claimcheck.errors import Undecidable
-    from probes.temperature_search import run_search, temperature_search
+    from probes.curves.temperature_search import run_search, temperature_search
 
     design = dict(prompt="lighthouse", target_policy="temp1", target_seed=2, temperatures=[1.0], seeds=2, max_tokens=10)
     monkeypatch.setitem(run_search.__globals__, "own_seed_divergence", lambda *a, **k: 4)

@@ -6,7 +6,7 @@ import time
 
 from claimcheck.engine.cache import cached, lookup
 from claimcheck.probing.registry import Output, ProbeContext
-from probes.curve_cache import cached_many, stored, whole_on_first_look
+from probes.curves.curve_cache import cached_many, stored, whole_on_first_look
 
 
 def _keys(*names: str) -> dict[str, dict[str, object]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.errors import ProbeError
-from probes.curve_prompts import CONTROL_POLES, POLES, load_prompt_set, select_prompts
+from probes.curves.curve_prompts import CONTROL_POLES, POLES, load_prompt_set, select_prompts
 
 SOURCE_PROMPTS = {
     "creative": "Write the first sentence of a short story about a lighthouse keeper who discovers something strange in the fog.",

@@ -14,9 +14,9 @@ pytest.importorskip("mlx.core")
 
 import claimcheck.api
 import claimcheck.models  # noqa: E402
-from probes import fork_map, identity_control, route_hazard, temperature_search  # noqa: E402
-from probes.curve_prompts import select_prompts  # noqa: E402
-from probes.curve_text import chat_ids, stop_token_ids  # noqa: E402
+from probes.curves import fork_map, identity_control, route_hazard, temperature_search  # noqa: E402
+from probes.curves.curve_prompts import select_prompts  # noqa: E402
+from probes.curves.curve_text import chat_ids, stop_token_ids  # noqa: E402
 from claimcheck.probing.registry import ProbeContext, get_probe  # noqa: E402
 from tests.sampling.tiny import TinyLoaded, tiny_model  # noqa: E402
 

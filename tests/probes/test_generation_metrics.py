@@ -8,8 +8,8 @@ import pytest
 
 from claimcheck.errors import NotApplicable
 from claimcheck.probing.registry import ProbeContext, get_probe
-from probes.generation_metrics import SamplerConfig, generate_ids, generation_metrics, measure_generations, prompt_ids
-from probes.text_metrics import bleu, distinct_n, ngrams, repetition_rate, self_bleu
+from probes.text.generation_metrics import SamplerConfig, generate_ids, generation_metrics, measure_generations, prompt_ids
+from probes.text.text_metrics import bleu, distinct_n, ngrams, repetition_rate, self_bleu
 
 
 def test_distinct_n_and_repetition_rate_by_hand():

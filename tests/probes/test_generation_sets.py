@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from probes.generation_metrics import SamplerConfig, generate_scored, measure_generations, measure_sets, prompt_ids
-from probes.generation_sets import score_set
-from probes.text_metrics import self_bleu
+from probes.text.generation_metrics import SamplerConfig, generate_scored, measure_generations, measure_sets, prompt_ids
+from probes.text.generation_sets import score_set
+from probes.text.text_metrics import self_bleu
 
 
 def test_a_set_is_scored_as_a_set_by_hand() -> None:

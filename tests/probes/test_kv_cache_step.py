@@ -7,8 +7,8 @@ import pytest
 from claimcheck.errors import ProbeError
 from claimcheck.harness.timing import Timer
 from claimcheck.probing.registry import ProbeContext, get_probe
-from probes import kv_cache_step as module
-from probes.kv_cache_step import CacheShape, StepWorkload, _grows, check_same_cache, kv_cache_step, run_steps
+from probes.decode import kv_cache_step as module
+from probes.decode.kv_cache_step import CacheShape, StepWorkload, _grows, check_same_cache, kv_cache_step, run_steps
 
 SMALL = CacheShape(batch=1, kv_heads=2, head_dim=8, layers=2)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from claimcheck.probing.expression import ExpressionError, parse, problems, read
-from probes.op_expr import op_expr  # at import: a later test may put another project's `probes` in its place
+from probes.ops.op_expr import op_expr  # at import: a later test may put another project's `probes` in its place
 
 ROOT = Path(__file__).resolve().parents[2]
 X = {"x": {"shape": [4, 8]}}

@@ -6,9 +6,9 @@ import pytest
 
 from claimcheck.errors import ProbeError
 from claimcheck.probing.registry import ProbeContext, get_probe
-from probes import op_registry
-from probes.op_pair import compare_outputs, op_pair, round_order
-from probes.op_registry import OpEntry, UnknownOpError, get_op, register_op, registered_ops, unary_inputs
+from probes.ops import op_registry
+from probes.ops.op_pair import compare_outputs, op_pair, round_order
+from probes.ops.op_registry import OpEntry, UnknownOpError, get_op, register_op, registered_ops, unary_inputs
 
 
 def _plus_quarter(x):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from claimcheck.probing.registry import ProbeContext
-from probes.op_inputs import distribution, distribution_problem, drawn_from, unary_inputs
-from probes.op_pair import op_pair
+from probes.ops.op_inputs import distribution, distribution_problem, drawn_from, unary_inputs
+from probes.ops.op_pair import op_pair
 
 
 def _key(seed: int):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.probing.registry import ProbeContext
-from probes.op_pair import op_pair
-from probes.op_registry import get_op
+from probes.ops.op_pair import op_pair
+from probes.ops.op_registry import get_op
 
 
 @pytest.mark.parametrize("bits", [4, 8])

@@ -54,7 +54,7 @@ SMALL = {"max_ref_tokens": 24, "batch_size": 16}
 
 
 def test_the_fork_map_traced_in_groups_gives_the_whole_selections_values(tiny_ctx) -> None:
-    from probes.fork_map import bisector_trace
+    from probes.curves.fork_map import bisector_trace
 
     whole = bisector_trace(tiny_ctx(n=15), prompts="all", **SMALL)
     grouped = tiny_ctx(seed=5, looks=4)

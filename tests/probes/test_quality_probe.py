@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 
 from claimcheck.probing.registry import ProbeContext, get_probe
-from probes import quality
-from probes.quality import DATA, ending_logliks, load_items
+from probes.text import quality
+from probes.text.quality import DATA, ending_logliks, load_items
 
 
 def test_the_shipped_set_has_forty_distinct_items_and_says_where_it_comes_from() -> None:

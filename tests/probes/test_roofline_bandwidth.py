@@ -7,8 +7,8 @@ import pytest
 from claimcheck.errors import ProbeError
 from claimcheck.harness.timing import Timer, check_bandwidth, gbps, read_ceiling_gbps
 from claimcheck.probing.registry import ProbeContext, get_probe
-from probes import bandwidth
-from probes.bandwidth import gemv, lazy_trap, make_weights, op_chain, qmv, quantized_row_bytes, raw_read
+from probes.decode import bandwidth
+from probes.decode.bandwidth import gemv, lazy_trap, make_weights, op_chain, qmv, quantized_row_bytes, raw_read
 
 
 def test_quantized_row_bytes():

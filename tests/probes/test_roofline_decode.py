@@ -6,8 +6,8 @@ import pytest
 
 from claimcheck.errors import ProbeError
 from claimcheck.probing.registry import ProbeContext
-from probes.decode_loop import decode_arms, roofline
-from probes.decode_schedules import ArmRun, Session, compare_arms, make_arm, pipelined, prebuilt, serial
+from probes.decode.decode_loop import decode_arms, roofline
+from probes.decode.decode_schedules import ArmRun, Session, compare_arms, make_arm, pipelined, prebuilt, serial
 
 
 class FakeDevice:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from claimcheck.probing.registry import ProbeContext
-from probes.moe import _layer_weights, expert_layer, moe_gather
+from probes.decode.moe import _layer_weights, expert_layer, moe_gather
 
 TINY = dict(hidden=128, expert=64, n_experts=8, top_k=2, scale_dtype="float32")
 

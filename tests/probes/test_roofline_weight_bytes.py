@@ -10,7 +10,7 @@ import pytest
 
 from claimcheck.errors import NotApplicable, ProbeError
 from claimcheck.probing.registry import ProbeContext
-from probes.weight_bytes import account, kv_bytes_per_token, read_safetensors_header, weight_bytes
+from probes.figures.weight_bytes import account, kv_bytes_per_token, read_safetensors_header, weight_bytes
 
 WIDTH = {"F32": 4, "BF16": 2, "U32": 4, "F16": 2}
 

@@ -8,7 +8,7 @@ import pytest
 
 from claimcheck.errors import NotApplicable
 from claimcheck.probing.registry import ProbeContext, get_probe
-from probes.route_exact import LABELS, ExactCounts, exact_outputs, pooled
+from probes.curves.route_exact import LABELS, ExactCounts, exact_outputs, pooled
 
 SMALL = {"max_ref_tokens": 30, "batch_size": 16}
 
@@ -67,8 +67,8 @@ def ctx(tmp_path, monkeypatch) -> ProbeContext:  # type: ignore[no-untyped-def]
 
 
 def test_the_probe_pools_what_the_route_hazard_probe_records_as_exact(ctx) -> None:
-    from probes.route_exact import route_exact
-    from probes.route_hazard import route_hazard
+    from probes.curves.route_exact import route_exact
+    from probes.curves.route_hazard import route_hazard
 
     prompts = ["lighthouse", "night-train", "tree-city"]
     route_hazard(ctx, prompts=prompts, seeds=4, coherence_seeds=0, **SMALL)
@@ -82,21 +82,21 @@ def test_the_probe_pools_what_the_route_hazard_probe_records_as_exact(ctx) -> No
 
 
 def test_a_prompt_with_nothing_at_risk_is_not_applicable_with_the_reason(ctx, monkeypatch) -> None:
-    import probes.route_hazard
-    from probes.route_exact import route_exact
+    import probes.curves.route_hazard
+    from probes.curves.route_exact import route_exact
 
     def no_remerge_positions(ctx_, run, passes, records, names, trace_key_of):  # type: ignore[no-untyped-def]
         empty = _counts((0.2, 1.0), (0.0, 0.0))
         return {p.id: {name: empty for name in names} for p in run.chosen}
 
-    monkeypatch.setattr(probes.route_hazard, "exact_values", no_remerge_positions)
+    monkeypatch.setattr(probes.curves.route_hazard, "exact_values", no_remerge_positions)
     with pytest.raises(NotApplicable, match="exact selectivity and reference_selectivity undefined on lighthouse"):
         route_exact(ctx, prompts=["lighthouse"], **SMALL)
     assert ctx.artifacts["undefined"]["selectivity"].startswith("no probability mass at risk")
 
 
 def test_a_typo_in_a_policy_fails_before_any_work() -> None:
-    from probes.route_exact import route_exact
+    from probes.curves.route_exact import route_exact
 
     with pytest.raises(ValueError, match="unknown policy"):
         route_exact(ProbeContext(), policy="curve-routr")

@@ -8,8 +8,8 @@ import pytest
 
 from claimcheck.errors import ProbeError, Undecidable
 from claimcheck.probing.registry import ProbeContext
-from probes.temperature_fork import temperature_fork
-from probes.temperature_search import SEARCH, SearchDesign, temperature_search
+from probes.curves.temperature_fork import temperature_fork
+from probes.curves.temperature_search import SEARCH, SearchDesign, temperature_search
 
 
 def test_both_probes_show_the_designs_defaults() -> None:
@@ -38,7 +38,7 @@ def test_a_sweep_holding_the_twin_is_refused_before_any_work() -> None:
 
 
 def test_a_twin_that_departs_at_the_first_token_leaves_no_opening_to_reproduce(monkeypatch: pytest.MonkeyPatch) -> None:
-    import probes.temperature_fork as module
+    import probes.curves.temperature_fork as module
 
     class Run:
         def __init__(self, shared: list[int]) -> None:

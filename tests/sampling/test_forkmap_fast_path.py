@@ -24,8 +24,8 @@ pytest.importorskip("mlx.core")
 
 from claimcheck.probing.sampling.forkmap import LABEL, OUTCOME, REMERGED, TraceRules, make_node, traced_positions  # noqa: E402
 from claimcheck.probing.sampling.runs import bisector_traces  # noqa: E402
-from probes.curve_prompts import select_prompts  # noqa: E402
-from probes.curve_text import chat_ids, stop_token_ids  # noqa: E402
+from probes.curves.curve_prompts import select_prompts  # noqa: E402
+from probes.curves.curve_text import chat_ids, stop_token_ids  # noqa: E402
 from tests.sampling.tiny import CharTokenizer, chain_model, tiny_model  # noqa: E402
 
 PROMPTS = ["lighthouse", "weights-advice", "paris", "night-train"]

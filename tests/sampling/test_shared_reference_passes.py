@@ -28,9 +28,9 @@ from claimcheck.probing.registry import ProbeContext  # noqa: E402
 from claimcheck.probing.sampling import Counts, ROUTE_POLICIES, get_policy, sample_counts, teacher_forced_logprobs  # noqa: E402
 from claimcheck.probing.sampling.reference import ReferencePasses, reference_pass  # noqa: E402
 from claimcheck.probing.sampling.runs import first_departures  # noqa: E402
-from probes import fork_map, route_hazard  # noqa: E402
-from probes.curve_prompts import select_prompts  # noqa: E402
-from probes.curve_text import chat_ids  # noqa: E402
+from probes.curves import fork_map, route_hazard  # noqa: E402
+from probes.curves.curve_prompts import select_prompts  # noqa: E402
+from probes.curves.curve_text import chat_ids  # noqa: E402
 from tests.sampling.tiny import TinyLoaded, chain_model, tiny_model  # noqa: E402
 
 PROMPTS = ["lighthouse", "night-train"]

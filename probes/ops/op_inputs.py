@@ -2,7 +2,7 @@
 
 Both entries of a pair get the same inputs, made here from the claim's ``shape``, ``dtype`` and a
 seeded key, evaluated before any timing starts. A user's own entry reuses one of these makers (or
-writes its own with the same signature), as :mod:`probes.op_registry` explains.
+writes its own with the same signature), as :mod:`probes.ops.op_registry` explains.
 
 MLX is imported inside the functions only.
 """

@@ -3,11 +3,11 @@
 ``temperature_search`` draws a target with a curve policy, then sweeps temperatures x seeds for an
 exact match, recording fork crossings, shared prefixes and content recall per sample. Every call
 also checks that the target's own seed reproduces it and records the exact, seedless odds of an
-exact match (``probes/temperature_controls.py``); ``search_policy`` replaces pure temperature by
+exact match (``probes/curves/temperature_controls.py``); ``search_policy`` replaces pure temperature by
 another policy, e.g. the target's own under other seeds: the base rate of exact matches.
 
 :class:`SearchDesign` and :func:`run_search` are what every probe reading a temperature search
-shares (``probes/temperature_fork.py`` too): one set of parameters and defaults, one setup, one
+shares (``probes/curves/temperature_fork.py`` too): one set of parameters and defaults, one setup, one
 cache key, so two probes asking for the same search read the same cached samples.
 """
 

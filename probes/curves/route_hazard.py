@@ -91,7 +91,7 @@ def exact_values(
     ctx: ProbeContext, run: PromptRun, passes: ReferencePasses, records: Mapping[str, Mapping[str, Any]],
     policy_names: Sequence[str], trace_key_of: Mapping[str, dict[str, Any]],
 ) -> dict[str, dict[str, ExactCounts]]:
-    """Per prompt and policy, the exact (seedless) expected departures and at-risk mass (``probes/route_exact.py``)."""
+    """Per prompt and policy, the exact (seedless) expected departures and at-risk mass (``probes/curves/route_exact.py``)."""
     from claimcheck.api.sampling import get_policy
 
     keys = {p.id: model_key(run.lm) | {"probe": "route_exact", "trace": trace_key_of[p.id], "policies": sorted(policy_names)}

@@ -25,9 +25,9 @@ from typing import Any, Sequence
 
 from claimcheck.api import Output, ProbeContext, mlx_core, probe
 
-from .curve_text import DEFAULT_MODEL, load_text_model
+from ..curves.curve_text import DEFAULT_MODEL, load_text_model
 
-DATA = Path(__file__).resolve().parent / "data" / "proverbs.yaml"
+DATA = Path(__file__).resolve().parents[1] / "data" / "proverbs.yaml"  # the package's data/, shared by families
 
 EXAMPLE = """\
 id: smollm2-4bit-kernels-keep-likelihood

@@ -5,7 +5,7 @@ entries must share an input ``family`` (the inputs' layout and what ``shape`` me
 evaluated from strings: an entry is a Python function registered here or by a user's own probe
 module with :func:`register_op`::
 
-    from claimcheck_probes.op_registry import OpEntry, register_op, rms_norm_inputs
+    from claimcheck_probes.ops.op_registry import OpEntry, register_op, rms_norm_inputs
     register_op(OpEntry("my_norm", "rms_norm", rms_norm_inputs, my_norm, "my RMSNorm"))
 
 Families (what ``shape`` means):
@@ -20,7 +20,7 @@ Families (what ``shape`` means):
         and ``w [n, k]`` both standard normal over ``sqrt(k)``, ``w`` quantized at 4 or 8 bits (group
         64), with its dequantized copy and the original weight.
 
-The input makers live in :mod:`probes.op_inputs` (and are importable from here too). MLX is
+The input makers live in :mod:`probes.ops.op_inputs` (and are importable from here too). MLX is
 imported inside the functions only.
 """
 

@@ -1,7 +1,7 @@
 """The decode loop's arms: how each schedules building, dispatching and reading greedy decode steps.
 
 Pure Python over a :class:`Session` (the step function, the clock, the device's wait); the probes in
-:mod:`probes.decode_loop` hand it MLX's step, and the tests a fake one. Each arm returns the tokens it
+:mod:`probes.decode.decode_loop` hand it MLX's step, and the tests a fake one. Each arm returns the tokens it
 read and its timed seconds; :func:`compare_arms` runs arms interleaved and refuses any whose tokens
 differ from the first arm's.
 """

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from claimcheck.api import ProbeError
 
-PROMPT_SET = Path(__file__).with_name("data") / "curve-prompts.yaml"
+PROMPT_SET = Path(__file__).resolve().parents[1] / "data" / "curve-prompts.yaml"  # the package's data/, shared by families
 POLES = ("creative", "advice", "factual")
 CONTROL_POLES = ("copy",)  # prompts whose continuation is given: selected by name only, never by `all`
 ALL_POLES = POLES + CONTROL_POLES

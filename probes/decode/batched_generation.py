@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from claimcheck.api import Output, ProbeContext, interleaved_order, mlx_core, probe
 
-from .curve_text import DEFAULT_MODEL
+from ..curves.curve_text import DEFAULT_MODEL
 
 PROMPT_TEXT = "The lighthouse keeper climbed the stairs and looked out over the water. "
 

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 from claimcheck.api import Output, ProbeContext, mlx_core, probe
 
-from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, stop_token_ids
+from ..curves.curve_text import DEFAULT_MODEL, chat_ids, load_text_model, stop_token_ids
 from .generation_sets import SetMetrics, score_set
 from .text_metrics import bleu, distinct_n, repetition_rate
 

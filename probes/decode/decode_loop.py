@@ -16,7 +16,7 @@ prefill, so every arm decodes from the same state. Arms:
 
 Every arm must produce the same tokens as the baseline; a divergence means
 the arms did not run the same computation and is a probe error. The arms themselves, pure Python
-over a :class:`~probes.decode_schedules.Session`, are in :mod:`probes.decode_schedules`; this module
+over a :class:`~probes.decode.decode_schedules.Session`, are in :mod:`probes.decode.decode_schedules`; this module
 gives them MLX's decode step and turns their timings into the probes' outputs.
 """
 
@@ -42,7 +42,7 @@ from claimcheck.api import (
     read_ceiling_gbps,
 )
 from .decode_schedules import Session, compare_arms, make_arm, output_name, padded, pipelined, repeated
-from .weight_bytes import account, kv_bytes_per_token
+from ..figures.weight_bytes import account, kv_bytes_per_token
 
 # --- MLX side ------------------------------------------------------------------------------
 
