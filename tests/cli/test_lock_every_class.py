@@ -16,7 +16,8 @@ from claimcheck.verdict import Verdict
 from ._shared import ROOT
 
 LOCK = ROOT / "claims" / "verdicts.lock"
-EPYC, XEON, METAL = "cpu/AMD EPYC/16-32GiB", "cpu/Intel Xeon/16-32GiB", "metal/Apple M1 Max/64-128GiB"
+EPYC, METAL = "cpu/AMD EPYC/16-32GiB", "metal/Apple M1 Max/64-128GiB"
+UNLOCKED = "cpu/Example CPU 0000/8-16GiB"  # a class the lock has no section for
 
 
 def test_the_committed_lock_holds_the_machine_independent_expectations_with_their_reasons() -> None:
@@ -79,27 +80,27 @@ def test_arithmetic_expectations_live_only_in_the_every_class_section() -> None:
 
 def test_a_class_without_a_section_is_judged_on_the_every_class_items() -> None:
     lock = expectations.read(LOCK)
-    assert not lock.covers(XEON) and lock.covers(XEON, "factual-funnel") and lock.covers(EPYC)
+    assert not lock.covers(UNLOCKED) and lock.covers(UNLOCKED, "factual-funnel") and lock.covers(EPYC)
     for item in lock.every_class:
-        assert lock.expected(XEON, item) is lock.every_class[item].verdict is lock.expected(EPYC, item)
+        assert lock.expected(UNLOCKED, item) is lock.every_class[item].verdict is lock.expected(EPYC, item)
     assert lock.expected(METAL, "moe-26b-600-ceiling") is Verdict.REFUTED, "arithmetic: every backend"
     assert lock.expected(METAL, "factual-funnel") is None and not lock.covers(METAL, "factual-funnel"), \
         "a seeded curve result is the same only where the backend is"
-    assert lock.expected(XEON, "router-raises-fork-departures") is None, "a class's own measurements stay its own"
+    assert lock.expected(UNLOCKED, "router-raises-fork-departures") is None, "a class's own measurements stay its own"
 
 
 def test_accepting_a_run_keeps_the_section_and_writes_only_what_differs(tmp_path: Path) -> None:
     lock = expectations.read(LOCK)
-    updated = expectations.accepted(lock, XEON, "run-x", [("factual-funnel", Verdict.REFUTED),
+    updated = expectations.accepted(lock, UNLOCKED, "run-x", [("factual-funnel", Verdict.REFUTED),
                                                           ("gelu-fast-approx-within-0015-of-gelu", Verdict.HOLDS),
                                                           ("router-raises-fork-departures", Verdict.HOLDS)])
-    assert updated.classes[XEON].items == {"router-raises-fork-departures": Verdict.HOLDS,
+    assert updated.classes[UNLOCKED].items == {"router-raises-fork-departures": Verdict.HOLDS,
                                            "gelu-fast-approx-within-0015-of-gelu": Verdict.HOLDS}
     path = tmp_path / "verdicts.lock"
     expectations.write(path, updated)
     again = expectations.read(path)
-    assert again.every_class == lock.every_class and again.classes[XEON].items == updated.classes[XEON].items
-    assert again.expected(XEON, "gelu-fast-approx-within-0015-of-gelu") is Verdict.HOLDS, "its own section wins"
+    assert again.every_class == lock.every_class and again.classes[UNLOCKED].items == updated.classes[UNLOCKED].items
+    assert again.expected(UNLOCKED, "gelu-fast-approx-within-0015-of-gelu") is Verdict.HOLDS, "its own section wins"
 
 
 def test_an_every_class_item_without_its_reason_is_refused_in_one_line(tmp_path: Path) -> None:
