@@ -4,7 +4,10 @@ A figure from one machine class is never compared with another's as if they
 were the same machine: each column is that class's latest whole, finished, adjudicated run across
 the stores given, named with its id, date and the suite and claims commits it
 was measured on, and the source doc's own figure (as quoted in the claim) stands
-beside them for reference, labelled with the machine it came from.
+beside them for reference, labelled with the machine it came from. Each cell renders the run's
+recorded outcome (:class:`~claimcheck.outcome.run.RunOutcome`): where the run treated a verdict as
+something other than itself (an expected refutation, a hold whose control was not refuted), the cell
+says so, as the run printed it.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from claimcheck.outcome.finding import Finding
+from claimcheck.outcome.policy import PLAIN
 from claimcheck.report import text
-from claimcheck.store import EvidenceStore, StoredResult, StoredRun
+from claimcheck.store import EvidenceStore, StoredRun
 
 
 @dataclass
@@ -23,7 +28,7 @@ class Comparison:
 
     classes: list[str] = field(default_factory=list)
     runs: dict[str, StoredRun] = field(default_factory=dict)  # class -> its latest evidence run
-    rows: dict[str, dict[str, StoredResult]] = field(default_factory=dict)  # item -> class -> result
+    rows: dict[str, dict[str, Finding]] = field(default_factory=dict)  # item -> class -> its recorded finding
     figures: dict[str, str] = field(default_factory=dict)  # item -> the source doc's figure
 
 
@@ -44,14 +49,22 @@ def gather(stores: Iterable[EvidenceStore]) -> Comparison:
         run, store = latest[klass]
         comparison.classes.append(klass)
         comparison.runs[klass] = run
-        for result in store.results(run.run_id):
+        for found in store.outcome(run.run_id).findings:
+            result = found.result
             if result.claim.scope.kind != "portable":
                 continue
-            if result.result.deterministic:
+            if result.deterministic:
                 continue  # arithmetic: identical on every machine by construction
-            comparison.rows.setdefault(result.item_id, {})[klass] = result
+            comparison.rows.setdefault(result.item_id, {})[klass] = found
             comparison.figures[result.item_id] = result.claim.source.figure
     return comparison
+
+
+def cell(found: Finding) -> str:
+    """``**refuted** (expected refutation) 0.34 ...``: the verdict, how the run treated it where that differs, the figure."""
+    plain = PLAIN[found.verdict].word
+    treated = f" ({found.treatment.word.lower()})" if found.treatment.word != plain else ""
+    return f"**{found.verdict.value}**{treated} {text.measured(found.result)}"
 
 
 def markdown(comparison: Comparison) -> str:
@@ -61,13 +74,15 @@ def markdown(comparison: Comparison) -> str:
     for item in sorted(comparison.rows):
         cells = [f"`{item}`", text.one_line(comparison.figures.get(item, ""))[:90]]
         for klass in comparison.classes:
-            result = comparison.rows[item].get(klass)
-            cells.append(f"**{result.verdict.value}** {text.measured(result)}" if result else "—")
+            found = comparison.rows[item].get(klass)
+            cells.append(cell(found) if found else "—")
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(["# Portable claims across machines", "", "Latest whole, finished, adjudicated run per machine class:", "",
                       *run_lines(comparison), "",
                       "Each column is one machine class; figures are never pooled across classes. "
                       "Arithmetic claims are left out (they are the same everywhere). "
+                      "In brackets after a verdict: how its run treated it, where that differs from the verdict "
+                      "itself (marked * in the picture). "
                       "Regenerate with `claimcheck compare STORE...` (or `claimcheck publish`).", "", *lines, ""])
 
 
@@ -90,11 +105,13 @@ def plot(comparison: Comparison) -> bytes | None:
     ax = fig.add_subplot(1, 1, 1)
     for x, klass in enumerate(comparison.classes):
         for y, item in enumerate(items):
-            result = comparison.rows[item].get(klass)
-            colour = COLOURS[result.verdict.value] if result else NOT_RUN_COLOUR
-            verdict = result.verdict.value if result else "—"  # no result: the item did not run there
+            found = comparison.rows[item].get(klass)
+            colour = COLOURS[found.verdict.value] if found else NOT_RUN_COLOUR
+            verdict = found.verdict.value if found else "—"  # no result: the item did not run there
+            if found is not None and found.treatment.word != PLAIN[found.verdict].word:
+                verdict += "*"  # treated otherwise by its run: the table says how
             ax.add_patch(Rectangle((x, y), 0.95, 0.9, color=colour, alpha=0.55))
-            estimate = text.statistic(result) if result else None
+            estimate = text.statistic(found.result) if found else None
             label = verdict if estimate is None else f"{verdict} {estimate:.3g}"
             ax.text(x + 0.47, y + 0.45, label, ha="center", va="center", fontsize=6.5)
     ax.set_xlim(0, len(comparison.classes))

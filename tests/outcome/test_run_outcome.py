@@ -17,7 +17,7 @@ import pytest
 from claimcheck import cli
 from claimcheck.engine import expectations as locks
 from claimcheck.engine.expectations import Expectations
-from claimcheck.outcome import Flags
+from claimcheck.outcome import Flags, policy
 from claimcheck.outcome.run import NOT_RECORDED, RunOutcome, conclude
 from claimcheck.pytest_plugin.adapter import status
 from claimcheck.pytest_plugin.junit import case_key, finalize
@@ -111,7 +111,24 @@ def test_every_surface_renders_the_one_recorded_outcome(expected: object, flags:
         assert set(rows) == set(wanted), surface
         for item, (category, word) in rows.items():
             assert (category, word) == (wanted[item].category, wanted[item].word.lower()), (surface, item)
+    compared = _comparison_cells((tmp_path / "published" / "profiles" / "comparison.md").read_text())
+    assert set(compared) == set(wanted) - {f.item_id for f in outcome.findings if f.result.deterministic}
+    for item, shown_cell in compared.items():
+        found = outcome.finding(item)
+        plain = policy.PLAIN[found.verdict].word
+        treated = "" if wanted[item].word == plain else f" ({wanted[item].word.lower()})"
+        assert shown_cell.startswith(f"**{found.verdict.value}**{treated} "), (item, shown_cell)
     capsys.readouterr()
+
+
+def _comparison_cells(body: str) -> dict[str, str]:
+    """Item id -> its one class's cell in a comparison.md table."""
+    cells = {}
+    for line in body.splitlines():
+        parts = [part.strip() for part in line.strip().strip("|").split(" | ")]
+        if len(parts) == 3 and parts[0].startswith("`"):
+            cells[parts[0].strip("`")] = parts[2]
+    return cells
 
 
 def test_the_summary_names_a_re_judgement_against_another_lock(tmp_path: Path) -> None:
