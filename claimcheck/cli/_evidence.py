@@ -158,8 +158,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
     source = Path(args.store)
     if not args.no_record:
         source = profile_for(profiles, run.machine_class, args.profile)
-        with EvidenceStore(source) as target:
+        target = EvidenceStore(source)
+        try:
             copied = target.copy_run(rows, str(args.store))
+        finally:
+            target.settle()  # a committed profile is one file, read without side files
         for conflict in copied.conflicts:
             print(f"conflict: {conflict}", file=sys.stderr)
         state = "recorded" if copied.run_added or copied.results_added else "already recorded"

@@ -133,6 +133,17 @@ class EvidenceStore(StoreReading):
     def close(self) -> None:
         self._conn.close()
 
+    def settle(self) -> None:
+        """Fold the write-ahead log into the file and leave it in rollback-journal mode, then close.
+
+        For a file that is committed (a profile): it is then the whole store on its own, and reading it
+        read-only leaves no ``-wal``/``-shm`` files beside it. Opening it writable again switches back to WAL.
+        """
+        if not self.readonly and str(self.path) != ":memory:":
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.execute("PRAGMA journal_mode = DELETE")
+        self.close()
+
     def __enter__(self) -> "EvidenceStore":
         return self
 

@@ -68,3 +68,21 @@ def test_a_run_is_recorded_in_the_profile_of_its_class_only(tmp_path: Path, synt
     assert profile_for(tmp_path, synthetic.CLASS_A) == tmp_path / f"{profile_slug(synthetic.CLASS_A)}.sqlite" != mixed
     assert profile_for(tmp_path, "cuda/NVIDIA H200/128-256GiB") == tmp_path / "cuda-nvidia-h200-128-256gib.sqlite"
     assert profile_for(tmp_path, synthetic.CLASS_A, "cpu-epyc") == tmp_path / "cpu-epyc.sqlite"
+
+
+def test_a_published_profile_is_one_file_that_reading_leaves_alone(tmp_path: Path, synthetic: Any,
+                                                                   monkeypatch: Any) -> None:
+    """A committed profile holds everything itself: no write-ahead log to lose, no side files when it is read."""
+    import sqlite3
+
+    store = tmp_path / "ev.sqlite"
+    run_id = _run(store, synthetic, synthetic.CLASS_A, 0.41, "1" * 40)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["publish", "--store", str(store), "--run", run_id, "--no-plots"]) == 0
+    profiles = tmp_path / "reports" / "profiles"
+    profile = profiles / "cpu-amd-epyc-9xxx-16-32gib.sqlite"
+    assert sorted(p.name for p in profiles.glob("*.sqlite*")) == [profile.name]
+    with sqlite3.connect(profile) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    assert cli.main(["compare", str(profile), "--out", str(tmp_path / "out")]) == 0
+    assert sorted(p.name for p in profiles.glob("*.sqlite*")) == [profile.name], "reading wrote side files"
