@@ -116,8 +116,16 @@ def sequential(check: Check, draw: Callable[[int], Sequence[tuple[str, Sequence[
     def decide_look(groups: Groups, alpha: float) -> Decision:
         return rule.decide(rule.groups(groups, check), alpha, check)
 
+    def picked(n: int) -> Sequence[tuple[str, Sequence[float]]]:
+        """The draw as the rule reads it: the loop's warm-up and dependence tests see the compared levels only."""
+        batch = draw(n)
+        if not any(len(samples) for _, samples in batch):
+            return batch
+        return [(label, x.tolist()) for label, x in rule.groups(batch, check)]
+
     window = gate is not None and rule.max_groups == 1 and rule.spends_alpha
-    return run_looks(draw, decide_look, plan, boundary=rule.boundary(check), gate=gate, window=window, adapt=adapt)
+    return run_looks(picked if rule.picks_groups else draw, decide_look, plan, boundary=rule.boundary(check),
+                     gate=gate, window=window, adapt=adapt)
 
 
 def timing_gate(check: Check) -> Gate:

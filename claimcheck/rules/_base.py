@@ -127,6 +127,7 @@ class Rule(abc.ABC):
     spends_alpha: ClassVar[bool] = True
     figure: ClassVar[Figure] = VALUE
     assumed_spread: ClassVar[float | None] = None
+    picks_groups: ClassVar[bool] = False  # :meth:`groups` selects some of the drawn groups (levels of a sweep)
 
     # -- fields ---------------------------------------------------------------------------
     def param(self, name: str) -> Param | None:

@@ -4,7 +4,9 @@
 every listed level in a balanced order within each look (forward, then backward), so drift adds
 the same to both levels and the i-th samples of the two levels come from the same round. The
 rule picks its two levels out of the sweep and decides their ratio (or, paired, their per-round
-difference) with the procedures of ``ratio`` and ``at_least``/``at_most``.
+difference) with the procedures of ``ratio`` and ``at_least``/``at_most``, and declares the same
+hypothesis they do, so a timing sweep gets the dependence-robust tests and the between-run widening
+as a ``ratio`` claim does.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 from claimcheck.claim import Check
 from claimcheck.rules.figure import RATIO
 from claimcheck.numbers import number, with_unit
-from claimcheck.stats import Boundary, Decision, decide_bound, decide_ratio
+from claimcheck.stats import Boundary, Decision, Hypothesis, decide_bound, decide_ratio
 
 from ._base import (
     STATISTIC, ArrayGroups, Claimed, FieldProblem, Groups, Param, Rule, exact_decision, pairs_or_all, positive,
@@ -62,6 +64,8 @@ class LevelRatio(Rule):
     )
     required_selectors = frozenset({"output", "over"})
     min_groups, max_groups = 2, None
+    assumed_spread = 1.0  # two levels measured interleaved in one run share its load and clock state
+    picks_groups = True
 
     def cross_problems(self, check: Mapping[str, object]) -> list[FieldProblem]:
         found = []
@@ -112,16 +116,24 @@ class LevelRatio(Rule):
             return [("per-round log-ratio", np.log(a / b))]
         return [("per-round difference", a - b)]
 
+    def hypothesis(self, check: Check) -> Hypothesis:
+        difference = check.params.get("scale") == "difference"
+        return Hypothesis(str(check.params["bound"]), statistic(check),  # type: ignore[arg-type]
+                          threshold=check.number("threshold"), scale="linear" if difference else "log",
+                          paired=difference or bool(check.params.get("paired", True)),
+                          assumed_spread=self.assumed_spread)
+
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         bound, threshold = str(check.params["bound"]), check.number("threshold")
         if check.params.get("scale") == "difference":
             (_, a), (_, b) = groups
             decided = decide_bound(bound, [("per-round difference", a - b)], alpha, threshold=threshold,
-                                   statistic=statistic(check), unit=check.unit)
+                                   statistic=statistic(check), unit=check.unit, hypothesis=self.hypothesis(check))
             return replace(decided, rule=self.name, estimate_label=f"{decided.estimate_label} per-round difference",
                            details={**decided.details, "bound": bound, "paired": True})
         return decide_ratio(self.name, groups, alpha, threshold=threshold, bound=bound, statistic=statistic(check),
-                            paired=bool(check.params.get("paired", True)), unit=check.unit)
+                            paired=bool(check.params.get("paired", True)), unit=check.unit,
+                            hypothesis=self.hypothesis(check))
 
     def decide_exactly(self, groups: ArrayGroups, check: Check) -> Decision:
         (la, a), (lb, b) = groups

@@ -208,3 +208,54 @@ def test_level_ratio_picks_its_levels_by_label_in_any_sweep_order() -> None:
     assert [label for label, _ in picked] == ["batch=8", "batch=1"]
     with pytest.raises(ValueError, match="the sweep has no level `batch=1`"):
         rules.get("level_ratio").groups(groups[:2], check)
+
+
+# -- level_ratio under serial dependence -----------------------------------------------------------------
+# A preallocated KV cache's step with attention at 4000 vs 500 positions (the control of
+# kv-preallocated-step-flat-in-context), 12 rounds as a 2-core Intel Xeon measured them (ms):
+# every per-round ratio lies in 8.1-9.3, the ranks drift (lag-1 autocorrelation +0.59).
+XEON_ATTEND = {
+    4000: [233.91, 238.86, 232.04, 234.90, 238.93, 233.96, 227.63, 233.95, 224.36, 228.45, 229.24, 226.88],
+    500: [25.627, 26.975, 26.218, 26.577, 27.189, 26.549, 27.352, 26.905, 26.711, 26.932, 27.563, 27.394],
+}
+KV_FLAT = HEAD + """\
+probe: {name: recorded, params: {context: [500, 4000]}}
+check: {rule: level_ratio, output: ms, over: context, level: 4000, versus: 500, bound: at_most, threshold: 1.2}
+budget: {min_samples: 6, max_samples: 12, looks: 2, exclusive: true}
+"""
+
+
+def _recorded(series: dict[int, list[float]]) -> RegisteredProbe:
+    """Replays recorded rounds, each level's in the order measured."""
+    taken = dict.fromkeys(series, 0)
+
+    def probe(ctx: ProbeContext, *, context: int) -> dict[str, list[float]]:
+        start, taken[context] = taken[context], taken[context] + ctx.n
+        return {"ms": series[context][start:start + ctx.n]}
+
+    return RegisteredProbe("recorded", probe, {"ms": Output("ms", higher_is_better=False)})
+
+
+def test_a_level_ratio_carries_its_hypothesis_so_a_large_dependent_effect_decides() -> None:
+    """12 serially dependent rounds 7x past the bound: refuted on the effect's size, not left undecided."""
+    (claim,) = load_claims_text(KV_FLAT, "c.yaml")
+    result = _run(claim, dict(claim.probe.params), _recorded(XEON_ATTEND))
+    decision = result.decision
+    assert decision is not None and decision.hypothesis is not None
+    assert (decision.hypothesis.scale, decision.hypothesis.paired, decision.hypothesis.assumed_spread) == \
+        ("log", True, 1.0)
+    assert result.verdict is Verdict.REFUTED, result.reason
+    assert 8.0 < decision.statistic < 9.5 and decision.low > 1.2, result.reason
+    assert sorted(result.samples["ms@context=500"]) == sorted(XEON_ATTEND[500]), "every recorded round, once"
+
+
+def test_a_level_ratio_is_widened_between_runs_like_a_ratio() -> None:
+    """The between-run step reads the declared hypothesis: a first run assumes one within-run SE between runs."""
+    from claimcheck.engine.adjudicate import widen
+
+    text = SWEEP.replace("looks: 3}", "looks: 3, exclusive: true}")
+    (claim,) = load_claims_text(text, "c.yaml")
+    result = widen(_run(claim, dict(claim.probe.params), _swept(2.0)), [])
+    between = result.decision.details.get("between_run")
+    assert between is not None and between["source"] == "assumed", result.reason
+    assert between["total_se"] == pytest.approx(between["se"] * 2 ** 0.5)

@@ -113,6 +113,28 @@ def gentle(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.exp(0.02 * rng.standard_normal(n))
 
 
+class OneArmDependent(Swept):
+    """Level 8 carries its own AR(1) noise (lag-1 ``rho``, 3% log-normal), level 1 independent 3% noise.
+
+    A dependence in one arm that the per-round ratio does not cancel: the state runs on across the
+    sampler's calls, in the order it makes them.
+    """
+
+    def __init__(self, speedup: float, rho: float) -> None:
+        super().__init__(speedup, gentle)
+        self.rho, self.state = rho, 0.0
+
+    def __call__(self, ctx: ProbeContext, *, batch: int) -> dict[str, list[float]]:
+        rng = _rng(ctx)
+        if batch != 8:
+            return {"tokens_per_s": (100.0 * np.exp(0.03 * rng.standard_normal(ctx.n))).tolist()}
+        out = np.empty(ctx.n)
+        for i in range(ctx.n):
+            self.state = self.rho * self.state + 0.03 * math.sqrt(1 - self.rho ** 2) * rng.standard_normal()
+            out[i] = 100.0 * self.speedup * math.exp(self.state)
+        return {"tokens_per_s": out.tolist()}
+
+
 # -- cells ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Cell:
@@ -268,8 +290,21 @@ def level_cells() -> list[Cell]:
     ]
 
 
+def dependent_level_cells() -> list[Cell]:
+    """``level_ratio`` with one arm serially dependent (listed last, so the cells before keep their seeds).
+
+    Before the rule declared its hypothesis (a paired ratio on the log scale), its rounds were read as
+    independent: at rho 0.8 it refuted 0.092 and held 0.085 of true-at-the-edge claims (R = 1000).
+    """
+    timing = SWEEP_BUDGET + ", exclusive: true"
+    return [Cell("level_ratio", f"one arm AR(1) {rho}, {bound}", LEVEL_CHECK.format(bound=bound), timing,
+                 lambda rho=rho: OneArmDependent(1.5, rho), SWEEP, ("tokens_per_s",))
+            for rho in (0.5, 0.8) for bound in ("at_least", "at_most")]
+
+
 def all_cells() -> list[Cell]:
-    return proportion_cells() + dispersion_cells() + level_cells() + dispersion_other_side_cells()
+    return (proportion_cells() + dispersion_cells() + level_cells() + dispersion_other_side_cells()
+            + dependent_level_cells())
 
 
 def table(results: list[Rates], k: float) -> str:

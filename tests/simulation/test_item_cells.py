@@ -60,6 +60,12 @@ def test_blocked_levels_under_drift_are_refuted_so_the_harness_can_fail() -> Non
     assert refuted / R_FAST > 0.5  # measured 1.0: the balanced order is what keeps the rate in the cells
 
 
+def test_a_level_ratio_with_one_dependent_arm_keeps_both_error_rates() -> None:
+    """R = 400 (SE 0.011): the rounds' dependence is read, not assumed away (0.092 / 0.085 before at R = 1000)."""
+    rates = C.simulate(_cell("one arm AR(1) 0.8, at_least"), 400, seed=41)
+    assert rates.within(2.0), C.table([rates], 2.0)
+
+
 @pytest.mark.slow
 def test_full_table(report_table, request) -> None:
     """Every cell at R = 1000; both rates within alpha + 3 SE, and within alpha + 2 SE for dispersion."""
