@@ -7,6 +7,7 @@ from pathlib import Path
 
 from claimcheck.engine.expectations import Agreement
 from claimcheck.outcome.finding import Finding
+from claimcheck.outcome.policy import Role
 
 #: Agreements a reviewer must act on before the run can pass.
 ALARMING = frozenset({Agreement.CHANGED, Agreement.UNREVIEWED})
@@ -31,7 +32,10 @@ def expectation_lines(findings: Mapping[str, Finding], lock: Path, unlocked: str
         counts[finding.agreement.value] = counts.get(finding.agreement.value, 0) + 1
     lines = [(f"expected verdicts ({lock}): " + ", ".join(f"{n} {name}" for name, n in sorted(counts.items())), False)]
     for nodeid, finding in sorted(judged.items()):
-        if finding.agreement is Agreement.NEWLY_DECIDED:
+        if finding.agreement is Agreement.NEWLY_DECIDED and finding.role is Role.NOT_SHOWN:
+            lines.append((f"{finding.agreement.value}: {nodeid} (unsettled when accepted; it holds, but its control "
+                          "was not refuted here, so `claimcheck accept` keeps it undecided)", False))
+        elif finding.agreement is Agreement.NEWLY_DECIDED:
             lines.append((f"{finding.agreement.value}: {nodeid} (unsettled when accepted; review it, then: "
                           "claimcheck accept)", False))
         elif finding.agreement in ALARMING:

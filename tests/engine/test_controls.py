@@ -123,3 +123,18 @@ def test_accepting_a_run_with_controls_leaves_the_controls_out_of_the_lock(proje
     assert cli.main(["accept", "--store", str(store), "--lock", str(lock), "--update"]) == 0
     (section,) = expectations.read(lock).classes.values()
     assert section.items == {"able-to-fail": Verdict.HOLDS}, "a control is judged against its claim, not the lock"
+
+
+def test_a_hold_whose_control_was_not_refuted_is_accepted_as_undecided(project: pytest.Pytester,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Accepting it as a hold would make a hold that nothing showed able to fail the class's expectation."""
+    from claimcheck import cli
+    from claimcheck.engine import expectations
+
+    assert project.runpytest("claims", "--claims-controls", "-k", "fail").ret == pytest.ExitCode.OK
+    store, lock = project.path / "reports" / "claimcheck.sqlite", project.path / "claims" / "verdicts.lock"
+    assert cli.main(["accept", "--store", str(store), "--lock", str(lock), "--update"]) == 0
+    (section,) = expectations.read(lock).classes.values()
+    assert section.items["able-to-fail"] is Verdict.HOLDS
+    assert section.items["cannot-fail"] is Verdict.INCONCLUSIVE
+    assert "undecided cannot-fail: it held, but its control was not refuted" in capsys.readouterr().out
