@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from claimcheck.store import EvidenceStore, StoredRun, choose_class, not_evidence
 from claimcheck.suggest import did_you_mean
+from claimcheck.outcome.policy import Role
 from claimcheck.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -239,13 +240,13 @@ def cmd_accept(args: argparse.Namespace) -> int:
     current = expectations.read(lock)
     with EvidenceStore(args.store, readonly=True) as store:
         run = _chosen_run(store, args)
-        ran = [result for result in store.results(run.run_id) if result.result.control_for is None]
-        unshown = _not_shown_able_to_fail(store, run.run_id)
         # a control is judged against its claim; a hold its control did not refute is no evidence of holding
-        verdicts = [(result.item_id, Verdict.INCONCLUSIVE if result.item_id in unshown else result.verdict)
-                    for result in ran]
-        independent = {r.item_id: why for r in ran
-                       if (why := expectations.machine_independent(r.result, run.machine_class)) is not None}
+        ran = [found for found in store.outcome(run.run_id).findings if found.result.control_for is None]
+        unshown = sorted(found.item_id for found in ran if found.role is Role.NOT_SHOWN)
+        verdicts = [(found.item_id, Verdict.INCONCLUSIVE if found.role is Role.NOT_SHOWN else found.verdict)
+                    for found in ran]
+        independent = {f.item_id: why for f in ran
+                       if (why := expectations.machine_independent(f.result, run.machine_class)) is not None}
         before = current.classes.get(run.machine_class)
         previous = None
         if before is not None and before.run_id and before.run_id != run.run_id:
@@ -284,17 +285,10 @@ def cmd_accept(args: argparse.Namespace) -> int:
         print(f"  new      {item_id}: {after[item_id].value}{_where(updated, item_id)}")
     for item_id in removed:
         print(f"  dropped  {item_id} (was {old[item_id].value})")
-    for item_id in sorted(unshown):
+    for item_id in unshown:
         print(f"  undecided {item_id}: it held, but its control was not refuted in this run (not shown able to "
               "fail here), so it is accepted as undecided")
     return OK
-
-
-def _not_shown_able_to_fail(store: EvidenceStore, run_id: str) -> set[str]:
-    """Items the run's outcome shows holding without a refuted control."""
-    from claimcheck.outcome.policy import Role
-
-    return {found.item_id for found in store.outcome(run_id).findings if found.role is Role.NOT_SHOWN}
 
 
 def _where(lock: object, item_id: str) -> str:

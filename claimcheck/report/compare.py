@@ -60,10 +60,14 @@ def gather(stores: Iterable[EvidenceStore]) -> Comparison:
     return comparison
 
 
+def treated_otherwise(found: Finding) -> bool:
+    """Whether the run showed the item as something other than its bare verdict (an expected refutation, ...)."""
+    return found.treatment.word != PLAIN[found.verdict].word
+
+
 def cell(found: Finding) -> str:
     """``**refuted** (expected refutation) 0.34 ...``: the verdict, how the run treated it where that differs, the figure."""
-    plain = PLAIN[found.verdict].word
-    treated = f" ({found.treatment.word.lower()})" if found.treatment.word != plain else ""
+    treated = f" ({found.treatment.word.lower()})" if treated_otherwise(found) else ""
     return f"**{found.verdict.value}**{treated} {text.measured(found.result)}"
 
 
@@ -108,7 +112,7 @@ def plot(comparison: Comparison) -> bytes | None:
             found = comparison.rows[item].get(klass)
             colour = COLOURS[found.verdict.value] if found else NOT_RUN_COLOUR
             verdict = found.verdict.value if found else "—"  # no result: the item did not run there
-            if found is not None and found.treatment.word != PLAIN[found.verdict].word:
+            if found is not None and treated_otherwise(found):
                 verdict += "*"  # treated otherwise by its run: the table says how
             ax.add_patch(Rectangle((x, y), 0.95, 0.9, color=colour, alpha=0.55))
             estimate = text.statistic(found.result) if found else None
