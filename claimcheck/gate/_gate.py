@@ -372,9 +372,8 @@ def _in_doc_correction(anchor: Anchor, doc: MarkdownDoc, claim: ClaimInfo, items
             return []
         computed = bool(items) and all(item.result.deterministic for item in items)
         fixes.append(Fix(anchor.sentence.line, prose_banner(claim, items, machine, computed, date.today().isoformat())))
-        message = (f"add a dated correction banner above this sentence (`claimcheck docs --fix` inserts one) or strike "
-                   f"it through: claim `{claim.id}` is {verdict.value} on {machine} — "
-                   + _verdict_message(claim, verdict, items, machine, evidence, None))
+        message = ("add a dated correction banner above this sentence (`claimcheck docs --fix` inserts one) or strike "
+                   "it through: " + _verdict_message(claim, verdict, items, machine, evidence, None))
         return [Problem(*where, message, code="uncorrected")]
     if banner is not None and verdict is not None and standing(verdict):
         return [Problem(*where, f"a correction banner ({banner[:60]}) stands above a sentence citing claim "

@@ -69,7 +69,9 @@ def test_a_flip_to_refuted_fails_until_the_sentence_is_corrected_and_the_lock_ac
     assert job.exit_status == 1, job.output
     claims, gate = job.step("python -m claimcheck.workflow.claims_run"), job.step("python -m claimcheck.workflow.docs_changed")
     assert claims.returncode == 1 and "verdict changed: expected holds" in claims.output
-    assert gate.returncode == 1 and "its sentence needs a dated correction banner" in gate.output
+    assert gate.returncode == 1 and "add a dated correction banner above this sentence" in gate.output
+    flagged = next(line for line in gate.output.splitlines() if line.startswith("docs/findings.md:"))
+    assert flagged.count("claim `pr-weights-gb` is refuted") == 1, flagged
     assert "::error file=claims/pr.yaml,line=1" in job.step("python -m claimcheck.workflow.summary").output
 
     _edit(pr_repo, DOC, "On the M1 Max the 4-bit", BANNER + "On the M1 Max the 4-bit")
