@@ -754,3 +754,37 @@ def test_4bit_variant_tracks_fp32(converted):
         # Re-quantizing a Q4_K_M model to 4 bits moves logits by up to ~8; the ranking stays close.
         assert np.corrcoef(fp32[position], q4[position])[0, 1] > 0.95
         assert fp32[position].argmax() in np.argsort(-q4[position])[:3]
+
+
+def test_the_chunk_records_are_looked_up_once_per_process(monkeypatch, tmp_path) -> None:
+    """Every gemma3 item's content key locates the chunks; the distributions are searched once, not per item."""
+    chunk = tmp_path / "m.gguf.part01"
+    chunk.write_bytes(b"x")
+
+    class Recorded:
+        def __init__(self, path: Path) -> None:
+            self.path = path
+
+        def __str__(self) -> str:
+            return self.path.name
+
+        def locate(self) -> Path:
+            return self.path
+
+    asked: list[str] = []
+
+    def files(distribution: str) -> list[Recorded]:
+        asked.append(distribution)
+        return [Recorded(chunk)]
+
+    monkeypatch.setattr(gemma3.metadata, "files", files)
+    gemma3._recorded_chunks.cache_clear()
+    try:
+        for _ in range(3):
+            assert gemma3.chunk_paths() == [chunk] * 4
+        assert asked == list(gemma3.CHUNK_DISTRIBUTIONS)
+        chunk.unlink()
+        with pytest.raises(NotApplicable, match="part1"):
+            gemma3.chunk_paths()  # a chunk removed since is still noticed
+    finally:
+        gemma3._recorded_chunks.cache_clear()
