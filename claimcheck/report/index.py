@@ -116,8 +116,8 @@ def markdown(report: RunReport, made: Sequence[Correction], forests: Sequence[Pl
     lines += [
         "## Claim items",
         "",
-        "| claim item | verdict | figure [interval] | n | raw → adjusted | MDE | reason | report |",
-        "|---|---|---|---:|---|---:|---|---|",
+        "| claim item | verdict | outcome | figure [interval] | n | raw → adjusted | MDE | reason | report |",
+        "|---|---|---|---|---:|---|---:|---|---|",
     ]
     for item in ordered_items(report):
         target = link(item.claim_id, item.verdict)
@@ -125,6 +125,7 @@ def markdown(report: RunReport, made: Sequence[Correction], forests: Sequence[Pl
         cells = [
             md(item.item_id),
             item.verdict.value,
+            report.finding(item).treatment.word.lower(),  # as the run showed it (e.g. an expected refutation)
             md(text.figure(item)),
             str(decision.n) if decision is not None else "—",
             md(text.verdict_steps(item)),

@@ -111,6 +111,9 @@ def test_every_surface_renders_the_one_recorded_outcome(expected: object, flags:
         assert set(rows) == set(wanted), surface
         for item, (category, word) in rows.items():
             assert (category, word) == (wanted[item].category, wanted[item].word.lower()), (surface, item)
+    for surface, folder in (("run", "run"), ("claimcheck report", "cli"), ("publish", "published")):
+        shown = _markdown_outcomes((tmp_path / folder / "index.md").read_text())
+        assert shown == {item: treatment.word.lower() for item, treatment in wanted.items()}, f"{surface} index.md"
     compared = _comparison_cells((tmp_path / "published" / "profiles" / "comparison.md").read_text())
     assert set(compared) == set(wanted) - {f.item_id for f in outcome.findings if f.result.deterministic}
     for item, shown_cell in compared.items():
@@ -119,6 +122,13 @@ def test_every_surface_renders_the_one_recorded_outcome(expected: object, flags:
         treated = "" if wanted[item].word == plain else f" ({wanted[item].word.lower()})"
         assert shown_cell.startswith(f"**{found.verdict.value}**{treated} "), (item, shown_cell)
     capsys.readouterr()
+
+
+def _markdown_outcomes(body: str) -> dict[str, str]:
+    """Item id -> the outcome column of index.md's claim-items table."""
+    table = body.split("## Claim items", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip().strip("|").split(" | ") for line in table.splitlines() if line.startswith("| ")]
+    return {row[0].strip().replace("\\", ""): row[2].strip() for row in rows[1:] if len(row) > 2}
 
 
 def _comparison_cells(body: str) -> dict[str, str]:
