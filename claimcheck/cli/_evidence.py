@@ -41,7 +41,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         from claimcheck.cli.plot_declarations import for_report
 
         result = build_reports(store, run.run_id, args.out, plots=not args.no_plots,
-                               probes=for_report(store, run.run_id))
+                               probes=for_report(store, run.run_id), links_from=getattr(args, "links_from", None))
     counts = ", ".join(f"{n} {verdict}" for verdict, n in result.counts.items() if n)
     print(f"run {result.run_id}: {counts or 'no items'}")
     print(f"wrote {result.index_md}, {result.index_html}"
@@ -192,7 +192,8 @@ def _publish_dry_run(args: argparse.Namespace) -> int:
         copy = Path(scratch) / "reports"
         if out.exists():
             shutil.copytree(out, copy)
-        trial = argparse.Namespace(**{**vars(args), "out": str(copy), "dry_run": False, "force": True})
+        trial = argparse.Namespace(**{**vars(args), "out": str(copy), "dry_run": False, "force": True,
+                                      "links_from": str(out)})  # the pages link to the docs as from `out`
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             status = cmd_publish(trial)
         diff = _tree_diff(out, copy)

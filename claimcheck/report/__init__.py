@@ -62,6 +62,7 @@ def build_reports(
     plots: bool = True,
     probes: Mapping[str, PlotSource] | None = None,
     docs: Iterable[str | Path] | None = None,
+    links_from: str | Path | None = None,
 ) -> ReportResult:
     """Write every report of one run (the latest when ``run_id`` is None).
 
@@ -73,6 +74,8 @@ def build_reports(
             the run stored (a run recorded before they were kept has no probe plots).
         docs: Markdown files or folders whose claim anchors each claim's section links
             (default :data:`DEFAULT_DOCS`, where they exist).
+        links_from: the folder the pages' links to the docs are relative to, when they are written
+            elsewhere first (``publish --dry-run`` builds in a scratch copy of ``out_dir``); default ``out_dir``.
     """
     if isinstance(store, EvidenceStore):
         report = gather(store, run_id)
@@ -134,7 +137,7 @@ def build_reports(
         "corrections": [str(p.relative_to(out)) for p in written],
     }
     write_text(result.index_md, index.markdown(report, made, forests, pack))
-    write_text(result.index_html, html.page(report, made, forests, pack, out_dir=out))
+    write_text(result.index_html, html.page(report, made, forests, pack, out_dir=Path(links_from or out)))
     write_text(
         result.index_json,
         json.dumps(index.summary(report, made, files), indent=2, ensure_ascii=False, sort_keys=True, default=str)

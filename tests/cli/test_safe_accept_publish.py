@@ -117,3 +117,23 @@ def test_a_profile_holds_its_own_class_only(tmp_path: Path) -> None:
     assert profile_for(folder, synth.CLASS_A) == mine
     other = profile_for(folder, "cuda/NVIDIA H200/128-256GiB")
     assert other != mine and other.name == "cuda-nvidia-h200-128-256gib.sqlite"
+
+
+def test_a_dry_run_links_the_docs_as_the_real_report_folder_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The dry run builds in a scratch folder; its pages must still link the docs as from ``--out``.
+
+    Otherwise every page that cites a doc line reads as changed, and a publish that would change nothing says it would.
+    """
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "finding.md").write_text("# F\n\nIt streams 0.3x. <!-- claim: qmv-large-bw -->\n")
+    store, out = tmp_path / "s.sqlite", tmp_path / "reports"
+    _run(store, 2)
+    args = ["publish", "--store", str(store), "--out", str(out), "--no-plots", "--machine-class", synth.CLASS_A]
+    assert cli.main(args) == 0
+    assert 'href="../docs/finding.md#L3"' in (out / "index.html").read_text()
+    capsys.readouterr()
+    assert cli.main([*args, "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "index.html" not in printed and "index.md" not in printed, printed
