@@ -18,7 +18,7 @@ from claimcheck.outcome.policy import Role
 from claimcheck.verdict import Verdict
 
 if TYPE_CHECKING:
-    from claimcheck.store import StoredResult
+    from claimcheck.store import RunRows, StoredResult
 
 from ._base import FAILED, OK, _fail
 
@@ -160,14 +160,16 @@ def cmd_publish(args: argparse.Namespace) -> int:
     source = Path(args.store)
     if not args.no_record:
         source = profile_for(profiles, run.machine_class, args.profile)
-        target = EvidenceStore(source)
-        try:
-            copied = target.copy_run(rows, str(args.store))
-        finally:
-            target.settle()  # a committed profile is one file, read without side files
-        for conflict in copied.conflicts:
-            print(f"conflict: {conflict}", file=sys.stderr)
-        state = "recorded" if copied.run_added or copied.results_added else "already recorded"
+        state = "already recorded"
+        if not _holds_run(source, rows):
+            target = EvidenceStore(source)
+            try:
+                copied = target.copy_run(rows, str(args.store))
+            finally:
+                target.settle()  # a committed profile is one file, read without side files
+            for conflict in copied.conflicts:
+                print(f"conflict: {conflict}", file=sys.stderr)
+            state = "recorded" if copied.run_added or copied.results_added else state
         print(f"publish: run {run.run_id} {state} in {source} ({run.commits_text()})")
     report_args = argparse.Namespace(**{**vars(args), "store": str(source), "run": run.run_id})
     with contextlib.redirect_stdout(io.StringIO()):  # the run was named above
@@ -180,6 +182,14 @@ def cmd_publish(args: argparse.Namespace) -> int:
         for path in write_comparison(stores, profiles):
             print(f"wrote {path}")
     return OK
+
+
+def _holds_run(profile: Path, rows: RunRows) -> bool:
+    """Whether ``profile`` holds the run row for row: then it is left as it is (a write rewrites its bytes)."""
+    if not profile.exists():
+        return False
+    with EvidenceStore.open_readonly(profile) as store:
+        return store.holds_run(rows)
 
 
 def _publish_dry_run(args: argparse.Namespace) -> int:

@@ -134,6 +134,11 @@ def test_a_dry_run_links_the_docs_as_the_real_report_folder_does(tmp_path: Path,
     assert cli.main(args) == 0
     assert 'href="../docs/finding.md#L3"' in (out / "index.html").read_text()
     capsys.readouterr()
+    profile = next((out / "profiles").glob("*.sqlite"))
+    before = profile.read_bytes()
     assert cli.main([*args, "--dry-run"]) == 0
     printed = capsys.readouterr().out
     assert "index.html" not in printed and "index.md" not in printed, printed
+    assert "profiles/" not in printed and "0 file(s)" in printed, "the run is recorded already: nothing to change"
+    assert cli.main(args) == 0 and "already recorded" in capsys.readouterr().out
+    assert profile.read_bytes() == before, "publishing a recorded run again leaves its profile as it was"
