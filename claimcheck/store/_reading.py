@@ -118,12 +118,14 @@ class StoreReading:
         return recorded(run.run_id, run.machine_class, results, judgement, record.get("printed") or {})
 
     def holds_run(self, rows: RunRows) -> bool:
-        """Whether this store holds the run of ``rows`` (another store's :meth:`run_rows`) row for row."""
-        run_id = rows.run["run_id"]
-        if run_id not in self.run_ids():
+        """Whether this store holds the run of ``rows`` (another store's :meth:`run_rows`) row for row.
+
+        Every table counts, adjustments and plot declarations too: a copy missing any of them is not held.
+        """
+        try:
+            return self.run_rows(rows.run["run_id"]) == rows
+        except StoreError:
             return False
-        held = self.run_rows(run_id)
-        return held.run == rows.run and held.claims == rows.claims and held.results == rows.results
 
     def run_ids(self) -> list[str]:
         """Every run id, oldest first (the order runs were started)."""
