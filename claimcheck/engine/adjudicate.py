@@ -22,11 +22,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
+from claimcheck.claim import Claim
 from claimcheck.numbers import number
 from claimcheck.engine.families import Member, family_level, group_members
 from claimcheck.engine.result import Adjustment, ItemResult
-from claimcheck.stats import noise_gate, samples_to_survive, two_sided_family, widen_between_runs
+from claimcheck.stats import Decision, noise_gate, samples_to_survive, two_sided_family, widen_between_runs
 from claimcheck.verdict import FAILED_PREMISE, Verdict, worst
 
 STEPS = ("between-runs", "noise-gate", "family", "cascade")
@@ -52,6 +54,17 @@ def widen(result: ItemResult, history: Sequence[float]) -> ItemResult:
         return result
     step = Adjustment("between-runs", result.verdict, widened.verdict, widened.reason)
     return dataclasses.replace(result, decision=widened).adjusted(step)
+
+
+def between_runs_rereading(claim: Claim, history: Sequence[float]) -> Callable[[Decision], Decision] | None:
+    """What :func:`widen` will do to a timing item's decision, for its sequential loop to read at each look.
+
+    A look decisive within the run that the between-run component would leave undecided then samples
+    on instead of stopping (:class:`claimcheck.stats.Adaptation`); None for an item :func:`widen` leaves alone.
+    """
+    if not claim.timing:
+        return None
+    return partial(widen_between_runs, history=tuple(history), indifference=claim.indifference)
 
 
 def gate_noise(result: ItemResult, groups: Groups, cv_bound: float) -> ItemResult:

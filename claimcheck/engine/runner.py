@@ -16,12 +16,12 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from claimcheck.engine import hang_watch
-from claimcheck.engine.adjudicate import gate_noise, widen
+from claimcheck.engine.adjudicate import between_runs_rereading, gate_noise, widen
 from claimcheck.claim import Claim
 from claimcheck.errors import NotApplicable, ProbeError, Undecidable
 from claimcheck.probing.registry import ProbeContext, RegisteredProbe
@@ -173,7 +173,7 @@ def run_claim_item(
     try:
         with time_limit(limit), hang_watch.watch(limit, hung):
             decision = _measure_and_decide(claim, probe, sampler, alpha, options, started + seconds, tracker,
-                                           stop_alpha)
+                                           stop_alpha, between_runs_rereading(claim, history))
     except NotApplicable as error:
         return finish(Verdict.NOT_APPLICABLE, _one_line(error))
     except Undecidable as error:
@@ -195,15 +195,17 @@ def _timestamp(seconds: float) -> str:
 
 def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: Sampler, alpha: float,
                         options: RunOptions, deadline: float, tracker: ItemProgress,
-                        stop_alpha: float | None = None) -> Decision | None:
+                        stop_alpha: float | None = None,
+                        between_runs: Callable[[Decision], Decision] | None = None) -> Decision | None:
     if probe.deterministic:
         sampler.draw(1, 0)
         return decide_check(claim.check, sampler.groups(), alpha, deterministic=True)
-    return _sequential(claim, sampler, alpha, options, deadline, tracker, stop_alpha)
+    return _sequential(claim, sampler, alpha, options, deadline, tracker, stop_alpha, between_runs)
 
 
 def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOptions, deadline: float,
-                tracker: ItemProgress, stop_alpha: float | None = None) -> Decision:
+                tracker: ItemProgress, stop_alpha: float | None = None,
+                between_runs: Callable[[Decision], Decision] | None = None) -> Decision:
     """Draw in looks until the rule decides, stops for futility, the plan ends or the time budget runs out.
 
     A last look moved out (a promising-zone extension) is sized to end within the budget at the rate
@@ -240,4 +242,5 @@ def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOption
     # and their tested quantity is gated for spikes and drift inside the loop
     timing = claim.timing
     check = for_timing(replace(claim.check, alpha=alpha), timing)
-    return sequential(check, draw, plan, gate=timing_gate(check) if timing else None, adapt=Adaptation(room=room))
+    return sequential(check, draw, plan, gate=timing_gate(check) if timing else None,
+                      adapt=Adaptation(room=room, between_runs=between_runs))

@@ -9,7 +9,7 @@ from typing import ClassVar
 from claimcheck.claim import Check
 from claimcheck.rules.figure import ORDER
 from claimcheck.numbers import number
-from claimcheck.stats import Decision, decide_monotone, decide_ordering
+from claimcheck.stats import Decision, Hypothesis, decide_monotone, decide_ordering
 
 from ._base import (
     STATISTIC, ArrayGroups, Claimed, FieldProblem, Param, Rule, Selector, exact_decision, non_negative, statistic,
@@ -63,9 +63,12 @@ class Ordering(Rule):
             return [FieldProblem("check.output", "rule `ordering` over a param needs `check.output`")]
         return []
 
+    def hypothesis(self, check: Check) -> Hypothesis:
+        return Hypothesis("decreasing", statistic(check), threshold=0.0, paired=bool(check.params.get("paired")))
+
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         return decide_ordering(self.name, groups, alpha, paired=bool(check.params.get("paired", False)),
-                               statistic=statistic(check), unit=check.unit)
+                               statistic=statistic(check), unit=check.unit, hypothesis=self.hypothesis(check))
 
     def tested_quantity(self, groups: ArrayGroups, check: Check) -> ArrayGroups:
         return _step_quantity(groups, check)
@@ -112,6 +115,10 @@ class Monotone(Rule):
             return [FieldProblem("check.tolerance", "`tolerance` loosens a non-strict trend; set `strict: false`")]
         return []
 
+    def hypothesis(self, check: Check) -> Hypothesis:
+        return Hypothesis("increasing" if self._increasing(check) else "decreasing", statistic(check),
+                          threshold=self._tolerance(check) or 0.0, paired=bool(check.params.get("paired")))
+
     def decide(self, groups: ArrayGroups, alpha: float, check: Check) -> Decision:
         tolerance = self._tolerance(check)
         if tolerance:  # level i shifted by i * tolerance along the direction: a step of -tolerance becomes a tie
@@ -119,7 +126,7 @@ class Monotone(Rule):
             groups = [(label, x + i * step) for i, (label, x) in enumerate(groups)]
         decided = decide_monotone(self.name, groups, alpha, direction=str(check.params.get("direction", "increasing")),
                                   paired=bool(check.params.get("paired", False)), statistic=statistic(check),
-                                  unit=check.unit)
+                                  unit=check.unit, hypothesis=self.hypothesis(check))
         if not tolerance:
             return decided
         return replace(decided, estimate_label=f"{decided.estimate_label} + tolerance {number(tolerance)}".strip(),

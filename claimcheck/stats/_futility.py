@@ -36,6 +36,8 @@ from scipy import special, stats
 
 from claimcheck.verdict import Verdict
 
+from ._decision import Decision
+
 FUTILITY_POWER = 0.02  # stop a look before the last whose chance of a verdict by the last look is below this
 PROMISING_POWER = 0.5  # extend only from here (Chen-DeMets-Lan: no inflation of the type I error)
 TARGET_POWER = 0.8  # ... to the n whose conditional power reaches this
@@ -48,7 +50,9 @@ class Adaptation:
 
     ``room()`` returns how many more samples per group the time budget still allows at the rate
     measured so far (None: no time limit beyond ``factor``). ``futility = 0`` and ``factor = 1``
-    turn the two off.
+    turn the two off. ``between_runs`` re-reads a look's decision as the item will be adjudicated
+    (the between-run component of a timing item): a look decisive within the run that it would leave
+    undecided samples on to the next look instead of stopping (None: every decisive look stops).
     """
 
     futility: float = FUTILITY_POWER
@@ -56,6 +60,11 @@ class Adaptation:
     target: float = TARGET_POWER
     factor: float = EXTENSION_FACTOR
     room: Callable[[], int] | None = None
+    between_runs: Callable[[Decision], Decision] | None = None
+
+    def settled(self, decision: Decision) -> bool:
+        """Whether a decisive look keeps its verdict once adjudicated (see ``between_runs``)."""
+        return self.between_runs is None or self.between_runs(decision).verdict is decision.verdict
 
     def __post_init__(self) -> None:
         if not 0 <= self.futility < self.promising <= self.target < 1:
@@ -140,6 +149,8 @@ def unit(paired: bool, groups: int) -> str:
 
 def needed_clause(needed: int | None, what: str, dependent: bool = False) -> str:
     """The reason's clause naming the n that would decide (or that none would)."""
+    if needed is None and dependent:
+        return "no n would decide at this estimate: on its effective n neither test leans towards a verdict"
     if needed is None:
         return "no n would decide: the estimate sits on the edge"
     effective = " (its dependence factor included)" if dependent else ""

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Bound = Literal["at_least", "at_most", "within"]
+Bound = Literal["at_least", "at_most", "within", "decreasing", "increasing"]
+ORDERED: frozenset[str] = frozenset({"decreasing", "increasing"})  # bounds on the order of several groups
 Scale = Literal["linear", "log"]
 Statistic = Literal["mean", "median"]
 
@@ -27,13 +28,16 @@ class Hypothesis:
 
     Attributes:
         bound: HOLDS means the figure is ``at_least`` / ``at_most`` ``threshold``, or lies ``within``
-            ``+-margin`` (an equivalence).
+            ``+-margin`` (an equivalence), or the groups' figures fall (``decreasing``) or rise
+            (``increasing``) through the listed groups at every step (``ordering``, ``monotone``).
         statistic: ``median`` or ``mean``: the summary decided on.
-        threshold: the claimed edge of ``at_least`` / ``at_most``, in the figure's units.
+        threshold: the claimed edge of ``at_least`` / ``at_most``, in the figure's units; of an ordered
+            bound, how far one step may go against the order and still hold (0: strict).
         margin: the equivalence margin of ``within`` (relative on the ``log`` scale, as ``1 + margin``).
         scale: ``log`` for a figure that is a ratio of two levels: it is re-read as a log (between runs,
             and the dependence gate's per-round log-ratios); ``linear`` otherwise.
-        paired: the figure is a per-round contrast of two interleaved arms.
+        paired: the figure is a per-round contrast of two interleaved arms (of an ordered bound: each step
+            is decided on per-pair differences).
         assumed_spread: the between-run SD assumed on a first run, in within-run SEs; None when the
             figure takes no between-run component. A one-output timing figure carries a run's load and
             clock state whole (2.0); a contrast of two arms measured in one run cancels most of it (1.0).
@@ -48,10 +52,18 @@ class Hypothesis:
     assumed_spread: float | None = None
 
     def __post_init__(self) -> None:
+        if self.ordered and (self.threshold is None or not self.threshold >= 0):
+            raise ValueError(f"`threshold` (a step's tolerance) must be a number >= 0 for bound `{self.bound}`; "
+                             f"got {self.threshold!r}")
         edge = self.margin if self.bound == "within" else self.threshold
         if edge is None or not math.isfinite(edge):
             field = "margin" if self.bound == "within" else "threshold"
             raise ValueError(f"`{field}` must be a finite number for bound `{self.bound}`; got {edge!r}")
+
+    @property
+    def ordered(self) -> bool:
+        """HOLDS is an order of several groups, not a bound on one figure."""
+        return self.bound in ORDERED
 
     @property
     def at_least(self) -> bool:

@@ -81,6 +81,7 @@ from claimcheck.verdict import Verdict
 from ._boundaries import Kind, nominal_levels, repeated_pvalue
 from ._decision import LEVEL_FLOOR, Decision, check_alpha
 from ._dependent import decide_dependent, paired_effective
+from ._ordered_dependent import decide_ordered_dependent, is_ordered
 from ._futility import (
     OFF, Adaptation, Outlook, critical, extension_clause, extension_size, futility_clause, needed_clause, outlook, unit,
 )
@@ -218,6 +219,7 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     decision, stopped, dropped = None, "max_samples", 0
     early_flags: dict[int, str] = {}
     family_flags: list[int] = []  # decisive looks that sampled on towards the family's level
+    unsettled_looks: list[int] = []  # decisive looks that sampled on: the between-run component would undo them
     earlier: tuple[int, Decision] | None = None  # the last of them, for an ungated rule
     last_groups: list[tuple[str, np.ndarray]] | None = None
     for look in range(len(look_sizes)):
@@ -267,7 +269,11 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
                 family_flags.append(look)
                 if gate is None:
                     earlier = (look, decision)
-            if (problem is None and early is None and not short) or look == len(plan.sizes) - 1:
+            last = look == len(look_sizes) - 1
+            unsettled = not last and not adapt.settled(decision)  # the between-run component would undo it
+            if unsettled:
+                unsettled_looks.append(look)
+            if (problem is None and early is None and not short and not unsettled) or look == len(plan.sizes) - 1:
                 stopped = "decided"
                 break
         elif (look < len(look_sizes) - 1 and boundary != "none" and problem is None and early is None
@@ -324,6 +330,8 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
         record["stop_alpha"] = plan.stop_alpha
         if family_flags:
             record["sampled_on_for_family_at"] = [look + 1 for look in family_flags]
+    if unsettled_looks:
+        record["sampled_on_between_runs_at"] = [look + 1 for look in unsettled_looks]
     if futile is not None:
         record["futility"] = {"n": futile.n, "final": futile.final, "power": futile.power, "needed": futile.needed}
     if extended is not None:
@@ -473,8 +481,8 @@ def _noted(decision: Decision, dropped: int, problem: str | None,
         reason += f" (the first {dropped} samples dropped as warm-up: each beyond 4 robust SD of the later ones)"
     if is_dependence(problem) and groups is not None:
         assert problem is not None
-        adjusted = decide_dependent(replace(decision, details=details), groups, decision.alpha, problem,
-                                    lags=FLAGGED_LAGS)
+        redecide = decide_ordered_dependent if is_ordered(decision) else decide_dependent
+        adjusted = redecide(replace(decision, details=details), groups, decision.alpha, problem, lags=FLAGGED_LAGS)
         if adjusted is not None:
             warm = f" (the first {dropped} samples dropped as warm-up)" if dropped else ""
             return replace(adjusted, details={**adjusted.details, "independent_verdict": decision.verdict.value},

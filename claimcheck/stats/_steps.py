@@ -32,6 +32,7 @@ from claimcheck.numbers import number as fmt
 from claimcheck.verdict import Verdict
 
 from ._decision import Decision, identical_samples, too_few
+from ._hypothesis import Hypothesis
 from ._estimate import Location, TEstimate, one_sample, welch
 from ._power import mde
 from ._robust import ShiftEstimate, SignEstimate
@@ -39,10 +40,10 @@ from ._robust import ShiftEstimate, SignEstimate
 
 def decide_ordering(
     rule: str, groups: list[tuple[str, np.ndarray]], alpha: float, *, paired: bool = False,
-    statistic: str = "mean", unit: str | None = None,
+    statistic: str = "mean", unit: str | None = None, hypothesis: Hypothesis | None = None,
 ) -> Decision:
-    """Decide ``groups[0] > groups[1] > ...`` in means (or medians)."""
-    return _decide_steps(rule, groups, alpha, paired=paired, statistic=statistic, unit=unit)
+    """Decide ``groups[0] > groups[1] > ...`` in means (or medians); ``hypothesis`` is carried by the decision."""
+    return _decide_steps(rule, groups, alpha, paired=paired, statistic=statistic, unit=unit, hypothesis=hypothesis)
 
 
 def decide_monotone(
@@ -54,10 +55,12 @@ def decide_monotone(
     paired: bool = False,
     statistic: str = "mean",
     unit: str | None = None,
+    hypothesis: Hypothesis | None = None,
 ) -> Decision:
     """Decide the means rise (``increasing``) or fall (``decreasing``) at every step through ``groups``."""
     ordered = groups[::-1] if direction == "increasing" else groups
-    decision = _decide_steps(rule, ordered, alpha, paired=paired, statistic=statistic, unit=unit)
+    decision = _decide_steps(rule, ordered, alpha, paired=paired, statistic=statistic, unit=unit,
+                             hypothesis=hypothesis)
     if direction == "increasing" and "steps" in decision.details:
         decision.details["steps"].reverse()
         decision.details["pairs"].reverse()
@@ -78,7 +81,7 @@ def _compare(hi: np.ndarray, lo: np.ndarray, paired: bool, robust: bool) -> Loca
     return one_sample(hi - lo) if paired else welch(hi, lo)
 
 
-def _holm(pvalues: list[float]) -> list[float]:
+def holm(pvalues: list[float]) -> list[float]:
     """Holm-adjusted p-values (step-down, monotone), in the given order."""
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: pvalues[i])
@@ -91,7 +94,7 @@ def _holm(pvalues: list[float]) -> list[float]:
 
 def _decide_steps(
     rule: str, groups: list[tuple[str, np.ndarray]], alpha: float, *, paired: bool, statistic: str,
-    unit: str | None,
+    unit: str | None, hypothesis: Hypothesis | None = None,
 ) -> Decision:
     n = sum(len(x) for _, x in groups)
     if min(len(x) for _, x in groups) < 2:
@@ -103,21 +106,21 @@ def _decide_steps(
     if not robust and any(isinstance(e, TEstimate) and e.se == 0 for e in compared.values()):
         return identical_samples(rule, n, alpha, float("nan"), f"{kind} difference")
     refute_p = [compared[pair].p_less(0.0) for pair in pairs]
-    holm = _holm(refute_p)
+    adjusted = holm(refute_p)
     m = len(pairs)
     k = len(groups) - 1
     steps = []
     for i in range(k):
         est = compared[(i, i + 1)]
         p_holds = est.p_greater(0.0)
-        p_refuted = holm[pairs.index((i, i + 1))]
+        p_refuted = adjusted[pairs.index((i, i + 1))]
         verdict = Verdict.REFUTED if p_refuted <= alpha else Verdict.HOLDS if p_holds <= alpha else Verdict.INCONCLUSIVE
         steps.append(_Step(f"{groups[i][0]} > {groups[i + 1][0]}", est, p_holds, p_refuted, verdict))
-    reversed_pairs = [pair for pair, p in zip(pairs, holm) if p <= alpha]
+    reversed_pairs = [pair for pair, p in zip(pairs, adjusted) if p <= alpha]
     if reversed_pairs:
         verdict = Verdict.REFUTED
-        i, j = min(reversed_pairs, key=lambda pair: holm[pairs.index(pair)])
-        key = _Step(f"{groups[i][0]} > {groups[j][0]}", compared[(i, j)], 1.0, holm[pairs.index((i, j))],
+        i, j = min(reversed_pairs, key=lambda pair: adjusted[pairs.index(pair)])
+        key = _Step(f"{groups[i][0]} > {groups[j][0]}", compared[(i, j)], 1.0, adjusted[pairs.index((i, j))],
                     Verdict.REFUTED)
     else:
         verdict = Verdict.HOLDS if all(s.verdict is Verdict.HOLDS for s in steps) else Verdict.INCONCLUSIVE
@@ -137,7 +140,7 @@ def _decide_steps(
         reason = f"{undecided} of {k} steps undecided; weakest {key.name}: {ci} contains 0"
     return Decision(
         rule=rule, statistic=est.estimate, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
-        reason=reason, pvalue=min(holm), hold_pvalue=max(s.p_holds for s in steps), alpha=alpha,
+        reason=reason, pvalue=min(adjusted), hold_pvalue=max(s.p_holds for s in steps), alpha=alpha,
         mde=max(mde(s.est.se, s.est.df, alpha=alpha_refute) for s in steps),
         estimate_label=f"{kind} difference {key.name}",
         details={
@@ -153,8 +156,8 @@ def _decide_steps(
             ],
             "pairs": [
                 {"pair": f"{groups[i][0]} > {groups[j][0]}", "p_refuted": p, "holm": h}
-                for (i, j), p, h in zip(pairs, refute_p, holm)
+                for (i, j), p, h in zip(pairs, refute_p, adjusted)
             ],
         },
-        _interval_at=est.interval,
+        _interval_at=est.interval, hypothesis=hypothesis,
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from claimcheck import rules
-from claimcheck.engine.adjudicate import gate_noise, widen
+from claimcheck.engine.adjudicate import between_runs_rereading, gate_noise, widen
 from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
 from claimcheck.engine.result import ItemResult
 from claimcheck.stats import Adaptation, SequentialPlan
@@ -150,9 +150,11 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
         return batch
 
     gate = rules.timing_gate(check) if timing else None
-    adaptation = Adaptation(room=lambda: width - taken, factor=EXTENSION_FACTOR if extend else 1.0) if adapt else None
-    decision = rules.sequential(check, draw, plan, gate=gate, adapt=adaptation)
     claim = _claim(check, timing, plan)
+    between_runs = between_runs_rereading(claim, history) if history is not None else None
+    adaptation = Adaptation(room=lambda: width - taken, factor=EXTENSION_FACTOR if extend else 1.0,
+                            between_runs=between_runs) if adapt else None
+    decision = rules.sequential(check, draw, plan, gate=gate, adapt=adaptation)
     result = ItemResult(claim, item_id, {}, decision.verdict, decision.reason, decision)
     if history is not None:
         result = widen(result, history)

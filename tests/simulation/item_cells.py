@@ -302,9 +302,58 @@ def dependent_level_cells() -> list[Cell]:
             for rho in (0.5, 0.8) for bound in ("at_least", "at_most")]
 
 
+class BothArmsDependent(Swept):
+    """Each level carries its own AR(1) noise (lag-1 ``rho``, 3% log-normal), the states independent of each other."""
+
+    def __init__(self, speedup: float, rho: float) -> None:
+        super().__init__(speedup, gentle)
+        self.rho, self.states = rho, {1: 0.0, 4: 0.0, 8: 0.0}
+
+    def __call__(self, ctx: ProbeContext, *, batch: int) -> dict[str, list[float]]:
+        rng = _rng(ctx)
+        out = np.empty(ctx.n)
+        for i in range(ctx.n):
+            self.states[batch] = self.rho * self.states[batch] + 0.03 * math.sqrt(1 - self.rho ** 2) * rng.standard_normal()
+            out[i] = 100.0 * (self.speedup if batch == 8 else 1.0) * math.exp(self.states[batch])
+        return {"tokens_per_s": out.tolist()}
+
+
+MONOTONE_CHECK = "rule: monotone, output: tokens_per_s, over: batch, direction: increasing"
+
+
+def dependent_monotone_cells() -> list[Cell]:
+    """``monotone`` with serially dependent levels, all at the boundary (equal medians: both verdicts are false).
+
+    Before the rule declared its hypothesis, a level the gate flagged left the item undecided whatever
+    the effect, so these cells could not err; the effect-size route they now take must keep both rates.
+    """
+    timing = SWEEP_BUDGET + ", exclusive: true"
+    cells = [Cell("monotone", f"one level AR(1) {rho}", MONOTONE_CHECK, timing,
+                  lambda rho=rho: OneArmDependent(1.0, rho), SWEEP, ("tokens_per_s",)) for rho in (0.5, 0.8)]
+    cells += [
+        Cell("monotone", "both levels AR(1) 0.8", MONOTONE_CHECK, timing, lambda: BothArmsDependent(1.0, 0.8), SWEEP,
+             ("tokens_per_s",)),
+        Cell("monotone", "3 levels AR(1) 0.8", MONOTONE_CHECK, timing, lambda: BothArmsDependent(1.0, 0.8),
+             ", params: {batch: [1, 4, 8]}", ("tokens_per_s",)),
+        Cell("monotone", "both AR(1) 0.8, paired", MONOTONE_CHECK + ", paired: true", timing,
+             lambda: BothArmsDependent(1.0, 0.8), SWEEP, ("tokens_per_s",)),
+    ]
+    return cells
+
+
+def monotone_power_cells() -> list[Cell]:
+    """The same claims true by 5% and by 10x (batch 8 that much faster), where the right verdict is HOLDS."""
+    timing = SWEEP_BUDGET + ", exclusive: true"
+    return [Cell("monotone", f"{label}, {what} AR(1) {rho}", MONOTONE_CHECK, timing,
+                 lambda speedup=speedup, rho=rho, make=make: make(speedup, rho), SWEEP, ("tokens_per_s",))
+            for speedup, label in ((1.05, "5% faster"), (10.0, "10x faster"))
+            for what, make in (("one level", OneArmDependent), ("both levels", BothArmsDependent))
+            for rho in (0.5, 0.8)]
+
+
 def all_cells() -> list[Cell]:
     return (proportion_cells() + dispersion_cells() + level_cells() + dispersion_other_side_cells()
-            + dependent_level_cells())
+            + dependent_level_cells() + dependent_monotone_cells())
 
 
 def table(results: list[Rates], k: float) -> str:

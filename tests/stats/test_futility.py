@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 import re
 from typing import Any
 
@@ -184,3 +185,38 @@ def test_a_widened_inconclusive_names_the_n_with_the_between_run_spread() -> Non
     wide = _timing_item(x, (95.0, 101.0, 107.0))  # earlier runs 6 apart: no n in one run narrows that
     assert wide.verdict is Verdict.INCONCLUSIVE and wide.decision.details["between_run"]["needed_n"] is None
     assert "no n in one run would decide: the between-run spread alone is wider" in wide.reason
+
+
+# -- a look the between-run component would undo samples on ------------------------------------------
+def _paired_timing_item(a: np.ndarray, b: np.ndarray, history: tuple[float, ...] | None) -> Any:
+    from tests.simulation import harness as H
+
+    check = rules.make_check("ratio", {"threshold": 1.0, "bound": "at_least", "paired": True},
+                             labels=("a", "b"))
+    return H.run_result(check, [("a", a), ("b", b)], timing=True, history=history,
+                        plan=SequentialPlan(0.05, 8, 30, 3))
+
+
+def test_a_look_the_between_run_component_would_undo_samples_on_to_a_later_look() -> None:
+    """Decisive within the run at 8 rounds, undone by the assumed spread: the item draws on instead of stopping."""
+    rng = np.random.default_rng(13)
+    b = 100 + rng.normal(0, 1, 30)
+    a = b * np.exp(0.008 + 0.01 * rng.standard_normal(30))  # about 0.8% faster, 1% noise a round
+    within, within_n = _paired_timing_item(a, b, None)  # no between-run component: stops where it decides
+    first, first_n = _paired_timing_item(a, b, ())  # a first run: the component the item is adjudicated with
+    assert within.verdict is Verdict.HOLDS and within_n < 30, within.reason
+    assert first_n > within_n, (within_n, first_n)
+    record = first.decision.details["sequential"]
+    assert record["sampled_on_between_runs_at"][0] == len(within.decision.details["sequential"]["alpha_per_look"])
+    assert first.verdict is Verdict.HOLDS, first.reason  # the later look survives the widening
+
+
+def test_a_look_the_component_keeps_still_stops() -> None:
+    settled = Adaptation(between_runs=lambda d: d)
+    undone = Adaptation(between_runs=lambda d: replace(d, verdict=Verdict.INCONCLUSIVE))
+    x = np.random.default_rng(3).normal(3.0, 1.0, 20)  # a mean far above 0: decisive at the first look
+    kept, kept_n = _run(x, settled)
+    sampled, sampled_n = _run(x, undone)
+    assert kept.verdict is Verdict.HOLDS and kept_n == 10 and "sampled_on_between_runs_at" not in \
+        kept.details["sequential"]
+    assert sampled_n == 20 and sampled.details["sequential"]["sampled_on_between_runs_at"] == [1]

@@ -10,6 +10,16 @@ n (a paired figure's n is its rounds) or stopping look; 27 verdicts moved, none 
 8 inconclusive became refuted, decided on the effect's size); and the 180 cases whose constant timing
 samples had raised ``KeyError: 'threshold'`` in the old between-run widening were recorded as they decide
 now. A case recorded as a crash may still decide.
+
+Recorded a third time when a paired look that the between-run component would undo began to sample on
+(:class:`claimcheck.stats.Adaptation`): 4,844 cases identical; 38 verdicts moved, all from inconclusive
+(15 to holds, 23 to refuted; every one a paired-design ``ratio`` or ``equivalent`` timing case), 35 of them to
+the verdict the case's true figure calls for and three not: two ``ratio >= 1`` cases 0.7% above the edge
+under clock states held in blocks (``blocks:timing:0.007``, first run and one earlier run) became refuted,
+and one at the edge (``at_most``, blocks, indifference 0.005) became holds; the docs' regime-block cells
+price that (0.024 -> 0.035 false refutations, within alpha + 2 SE). 557 kept their verdict with other
+figures (later looks: another estimate, interval or between-run record) or only another reason (71: a
+dependent decision leaning towards neither verdict now says so instead of "the estimate sits on the edge").
 """
 
 from __future__ import annotations
