@@ -40,7 +40,7 @@ from claimcheck.verdict import Verdict
 from ._decision import Decision
 from ._dependent import MAGNITUDE_SHARE, MIN_N, _InflatedSign, _sign_factor
 from ._long_run import LongRunEstimate
-from ._steps import holm
+from ._steps import holm, steps_said
 
 _BISECTIONS = 32  # halvings of the search range: far below any sample's resolution
 _REACH = 12  # widenings of an interval's search before its end is read as infinite
@@ -221,12 +221,7 @@ def decide_ordered_dependent(decision: Decision, groups: Sequence[tuple[str, np.
     low, high = chosen.lower(alpha), chosen.upper(alpha_refute)
     kind = ("median" if median else "mean") + (" of per-pair differences" if paired else " difference")
     ci = f"{kind} {fmt(chosen.estimate)}, {level_text(1 - alpha - alpha_refute)} CI [{fmt(low)}, {fmt(high)}]"
-    if verdict is Verdict.REFUTED:
-        said = f"pair {name} is reversed: {ci} lies below 0 (Holm over {m} pairs)"
-    elif verdict is Verdict.HOLDS:
-        said = f"all {k} steps hold; weakest {name}: {ci} lies above 0"
-    else:
-        said = f"{sum(s[4] is Verdict.INCONCLUSIVE for s in steps)} of {k} steps undecided; weakest {name}: {ci}"
+    said = steps_said(verdict, name, ci, m, k, sum(s[4] is Verdict.INCONCLUSIVE for s in steps))
     how = ("each step's per-pair differences" if paired else "each group's " + ("median" if median else "mean"))
     tests = (f"the sign test on its effective n at {1 - MAGNITUDE_SHARE:g} of the level and the long-run interval "
              f"through the mean, widened by the SD, at {MAGNITUDE_SHARE:g}" if median

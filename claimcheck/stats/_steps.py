@@ -81,6 +81,15 @@ def _compare(hi: np.ndarray, lo: np.ndarray, paired: bool, robust: bool) -> Loca
     return one_sample(hi - lo) if paired else welch(hi, lo)
 
 
+def steps_said(verdict: Verdict, name: str, ci: str, pairs: int, steps: int, undecided: int) -> str:
+    """The reason of a steps decision: the reversed pair, or the weakest step, with its interval ``ci``."""
+    if verdict is Verdict.REFUTED:
+        return f"pair {name} is reversed: {ci} lies below 0 (Holm over {pairs} pairs)"
+    if verdict is Verdict.HOLDS:
+        return f"all {steps} steps hold; weakest {name}: {ci} lies above 0"
+    return f"{undecided} of {steps} steps undecided; weakest {name}: {ci} contains 0"
+
+
 def holm(pvalues: list[float]) -> list[float]:
     """Holm-adjusted p-values (step-down, monotone), in the given order."""
     m = len(pvalues)
@@ -131,13 +140,7 @@ def _decide_steps(
     level = 1 - alpha - alpha_refute
     value = f"{fmt(est.estimate)} {unit}" if unit else fmt(est.estimate)
     ci = f"{kind} difference {value}, {level_text(level)} CI [{fmt(low)}, {fmt(high)}]"
-    if verdict is Verdict.REFUTED:
-        reason = f"pair {key.name} is reversed: {ci} lies below 0 (Holm over {m} pairs)"
-    elif verdict is Verdict.HOLDS:
-        reason = f"all {k} steps hold; weakest {key.name}: {ci} lies above 0"
-    else:
-        undecided = sum(s.verdict is Verdict.INCONCLUSIVE for s in steps)
-        reason = f"{undecided} of {k} steps undecided; weakest {key.name}: {ci} contains 0"
+    reason = steps_said(verdict, key.name, ci, m, k, sum(s.verdict is Verdict.INCONCLUSIVE for s in steps))
     return Decision(
         rule=rule, statistic=est.estimate, low=low, high=high, confidence_level=level, n=n, verdict=verdict,
         reason=reason, pvalue=min(adjusted), hold_pvalue=max(s.p_holds for s in steps), alpha=alpha,
