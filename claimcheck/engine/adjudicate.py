@@ -46,10 +46,10 @@ def widen(result: ItemResult, history: Sequence[float]) -> ItemResult:
     kept or weakened, so the verdict path shows what the run alone would have said. A decision whose
     hypothesis declares no between-run spread, a deterministic one and a shared item's are unchanged.
     """
-    decision = result.decision
-    if not result.claim.timing or decision is None or result.deterministic:
+    decision, reread = result.decision, between_runs_rereading(result.claim, history)
+    if reread is None or decision is None or result.deterministic:
         return result
-    widened = widen_between_runs(decision, history, indifference=result.claim.indifference)
+    widened = reread(decision)
     if widened is decision:
         return result
     step = Adjustment("between-runs", result.verdict, widened.verdict, widened.reason)

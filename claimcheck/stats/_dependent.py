@@ -214,7 +214,7 @@ def paired_effective(decision: Decision, groups: Sequence[tuple[str, np.ndarray]
     decides on the sign test alone at its full level (see the module docstring: a run that stopped
     at 8 rounds on their size had often seen one clock state only).
     """
-    if decision.hypothesis is None or not decision.hypothesis.paired or decision.hypothesis.ordered:
+    if decision.hypothesis is None or not decision.hypothesis.paired:
         return decision
     share = MAGNITUDE_SHARE if final else 0.0
     adjusted = decide_dependent(decision, groups, alpha, PAIRED_ALWAYS, lags=PAIRED_LAGS, size_share=share)

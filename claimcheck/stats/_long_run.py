@@ -62,7 +62,6 @@ class LongRunEstimate:
     """The median of a dependent series bounded through its mean (EWC standard error) and the mean-median gap."""
 
     x: np.ndarray = field(repr=False)
-    to_median: bool = True  # False: an interval on the mean itself (no mean-median gap added)
 
     @cached_property
     def q(self) -> int:
@@ -88,11 +87,6 @@ class LongRunEstimate:
         return float(np.std(self.x, ddof=1))
 
     @cached_property
-    def width(self) -> float:
-        """What the interval adds on each side beyond the mean's: the gap to the median, or 0 for the mean."""
-        return self.gap if self.to_median else 0.0
-
-    @cached_property
     def factor(self) -> float:
         """Dependence factor of the SE: the larger of ``omega / s^2`` and the AR(1) one (1: independent)."""
         var = self.gap**2
@@ -113,7 +107,7 @@ class LongRunEstimate:
         """One-sided ``1 - alpha`` bounds on the median (unbounded for a series with no spread)."""
         if not self.se > 0:
             return -math.inf, math.inf
-        half = self.width + self._t(alpha) * self.se
+        half = self.gap + self._t(alpha) * self.se
         return self.mean - half, self.mean + half
 
     def _p(self, distance: float) -> float:
@@ -124,8 +118,8 @@ class LongRunEstimate:
 
     def p_greater(self, value: float) -> float:
         """p-value against ``median <= value``."""
-        return self._p(self.mean - self.width - value)
+        return self._p(self.mean - self.gap - value)
 
     def p_less(self, value: float) -> float:
         """p-value against ``median >= value``."""
-        return self._p(value - self.mean - self.width)
+        return self._p(value - self.mean - self.gap)

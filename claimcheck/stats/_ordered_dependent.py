@@ -7,11 +7,12 @@ stayed undecided whatever the effect: on a 2-core CPU `qmv-bw-rises-with-size-po
 0.011-0.014 GB/s with every sample in order) and its control (the order reversed) both ended
 inconclusive. :func:`decide_ordered_dependent` re-decides each comparison without that assumption:
 
-- **a group's location** is bounded by the two tests of :mod:`._dependent`: for a median, the sign
-  test on its effective n at 0.8 of the level and the long-run interval through the mean, widened by
-  the SD, at 0.2 (Bonferroni); for a mean (``statistic: mean``), the long-run interval alone;
+- **a group's median** is bounded by the two tests of :mod:`._dependent`: the sign test on its
+  effective n at 0.8 of the level and the long-run interval through the mean, widened by the SD, at 0.2
+  (Bonferroni). A mean (``statistic: mean``) stays undecided (None): a timing mean is never decided
+  (:func:`claimcheck.engine.adjudicate.gate_noise`), and only timing items pass the noise gate;
 - **unpaired groups**: group i lies above group j at level ``a`` when some value ``c`` has
-  ``location_i > c`` at ``a / 2`` and ``location_j < c`` at ``a / 2``. A false order needs one of the two
+  ``median_i > c`` at ``a / 2`` and ``median_j < c`` at ``a / 2``. A false order needs one of the two
   bounds to miss, so the chance is at most ``a`` whatever the correlation between the groups; the
   p-value is the smallest such ``a`` over ``c``. It is conservative (two bounds, not one interval on
   the difference), which costs power on small steps and nothing on the large ones it exists for;
@@ -48,10 +49,9 @@ _REACH = 12  # widenings of an interval's search before its end is read as infin
 
 @dataclass(frozen=True)
 class Bounded:
-    """One series' location (median or mean) bounded without assuming independent samples."""
+    """One series' median bounded without assuming independent samples: the two tests of :mod:`._dependent`."""
 
     x: np.ndarray = field(repr=False)
-    median: bool
     lags: int
 
     @cached_property
@@ -60,36 +60,29 @@ class Bounded:
 
     @cached_property
     def _size(self) -> LongRunEstimate:
-        return LongRunEstimate(self.x, to_median=self.median)
+        return LongRunEstimate(self.x)
 
     @property
     def estimate(self) -> float:
-        """The series' median, or its mean."""
-        return float(np.median(self.x) if self.median else np.mean(self.x))
+        """The series' median."""
+        return float(np.median(self.x))
 
     @property
     def effective_n(self) -> float:
         """Samples over the larger dependence factor of the two tests."""
-        factor = max(self._size.factor, self._sign.f) if self.median else self._size.factor
-        return len(self.x) / factor
+        return len(self.x) / max(self._size.factor, self._sign.f)
 
     def p_greater(self, value: float) -> float:
-        """p-value against ``location <= value``."""
-        if not self.median:
-            return self._size.p_greater(value)
+        """p-value against ``median <= value``."""
         return min(1.0, self._sign.p_greater(value) / (1 - MAGNITUDE_SHARE),
                    self._size.p_greater(value) / MAGNITUDE_SHARE)
 
     def p_less(self, value: float) -> float:
-        """p-value against ``location >= value``."""
-        if not self.median:
-            return self._size.p_less(value)
+        """p-value against ``median >= value``."""
         return min(1.0, self._sign.p_less(value) / (1 - MAGNITUDE_SHARE), self._size.p_less(value) / MAGNITUDE_SHARE)
 
     def bounds(self, alpha: float) -> tuple[float, float]:
-        """One-sided ``1 - alpha`` bounds on the location (the two tests' intersection for a median)."""
-        if not self.median:
-            return self._size.bounds(alpha)
+        """One-sided ``1 - alpha`` bounds on the median (the two tests' intersection)."""
         sign_low, sign_high = self._sign.bounds((1 - MAGNITUDE_SHARE) * alpha)
         size_low, size_high = self._size.bounds(MAGNITUDE_SHARE * alpha)
         low, high = max(sign_low, size_low), min(sign_high, size_high)
@@ -183,19 +176,19 @@ def decide_ordered_dependent(decision: Decision, groups: Sequence[tuple[str, np.
                              problem: str, *, lags: int = 1) -> Decision | None:
     """``decision`` (an ordered hypothesis) re-decided step by step without assuming independent samples, or None."""
     hypothesis = decision.hypothesis
-    if hypothesis is None or not hypothesis.ordered or len(groups) < 2 or min(len(x) for _, x in groups) < MIN_N:
+    if (hypothesis is None or not hypothesis.ordered or hypothesis.statistic != "median" or len(groups) < 2
+            or min(len(x) for _, x in groups) < MIN_N):
         return None
     paired = hypothesis.paired and len({len(x) for _, x in groups}) == 1
-    median = hypothesis.statistic == "median"
     tolerance = float(hypothesis.threshold or 0.0)
     step = tolerance if hypothesis.bound == "increasing" else -tolerance
     shifted = [(label, np.asarray(x, dtype=float) + i * step) for i, (label, x) in enumerate(groups)]
     ordered = shifted[::-1] if hypothesis.bound == "increasing" else shifted  # first largest
-    levels = [Bounded(x, median, lags) for _, x in ordered]
+    levels = [Bounded(x, lags) for _, x in ordered]
 
     def compare(i: int, j: int) -> _Compared:
         if paired:
-            return _Compared(Bounded(ordered[i][1] - ordered[j][1], median, lags))
+            return _Compared(Bounded(ordered[i][1] - ordered[j][1], lags))
         return _Compared(levels[i], levels[j])
 
     pairs = [(i, j) for i in range(len(ordered)) for j in range(i + 1, len(ordered))]
@@ -217,15 +210,16 @@ def decide_ordered_dependent(decision: Decision, groups: Sequence[tuple[str, np.
         verdict = Verdict.HOLDS if all(s[4] is Verdict.HOLDS for s in steps) else Verdict.INCONCLUSIVE
         key = max(steps, key=lambda s: s[2])[1]
     name = f"{ordered[key[0]][0]} > {ordered[key[1]][0]}"
-    chosen, alpha_refute = compared[key], alpha / m
-    low, high = chosen.lower(alpha), chosen.upper(alpha_refute)
-    kind = ("median" if median else "mean") + (" of per-pair differences" if paired else " difference")
+    alpha_refute = alpha / m
+    intervals = {pair: (compared[pair].lower(alpha), compared[pair].upper(alpha_refute))
+                 for pair in {key, *(s[1] for s in steps)}}  # each searched once: a bisection over bisections
+    chosen, (low, high) = compared[key], intervals[key]
+    kind = "median" + (" of per-pair differences" if paired else " difference")
     ci = f"{kind} {fmt(chosen.estimate)}, {level_text(1 - alpha - alpha_refute)} CI [{fmt(low)}, {fmt(high)}]"
     said = steps_said(verdict, name, ci, m, k, sum(s[4] is Verdict.INCONCLUSIVE for s in steps))
-    how = ("each step's per-pair differences" if paired else "each group's " + ("median" if median else "mean"))
+    how = "each step's per-pair differences" if paired else "each group's median"
     tests = (f"the sign test on its effective n at {1 - MAGNITUDE_SHARE:g} of the level and the long-run interval "
-             f"through the mean, widened by the SD, at {MAGNITUDE_SHARE:g}" if median
-             else "the long-run interval of the mean")
+             f"through the mean, widened by the SD, at {MAGNITUDE_SHARE:g}")
     effective = ", ".join(f"{label} {b.effective_n:.1f} of {len(b.x)}" for (label, _), b in zip(ordered, levels))
     reason = (f"{problem}; decided on effective n: {said} ({how} bounded by {tests}"
               f"{'' if paired else '; two groups compared at half the level each'}; effective n {effective})")
@@ -234,8 +228,8 @@ def decide_ordered_dependent(decision: Decision, groups: Sequence[tuple[str, np.
         n=decision.n, verdict=verdict, reason=reason, pvalue=min(adjusted), hold_pvalue=max(s[2] for s in steps),
         alpha=alpha, mde=None, estimate_label=f"{kind} {name}", hypothesis=hypothesis,
         details={**decision.details, "p_holds": max(s[2] for s in steps),
-                 "steps": [{"step": s[0], "difference": compared[s[1]].estimate, "low": compared[s[1]].lower(alpha),
-                            "high": compared[s[1]].upper(alpha_refute), "p_holds": s[2], "p_refuted": s[3],
+                 "steps": [{"step": s[0], "difference": compared[s[1]].estimate, "low": intervals[s[1]][0],
+                            "high": intervals[s[1]][1], "p_holds": s[2], "p_refuted": s[3],
                             "verdict": s[4].value} for s in steps],
                  "pairs": [{"pair": f"{ordered[i][0]} > {ordered[j][0]}", "p_refuted": p, "holm": h}
                            for (i, j), p, h in zip(pairs, reversal, adjusted)],

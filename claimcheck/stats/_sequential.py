@@ -269,11 +269,12 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
                 family_flags.append(look)
                 if gate is None:
                     earlier = (look, decision)
-            last = look == len(look_sizes) - 1
-            unsettled = not last and not adapt.settled(decision)  # the between-run component would undo it
-            if unsettled:
+            last = look == len(plan.sizes) - 1
+            stops = problem is None and early is None and not short
+            if stops and not last and not adapt.settled(decision):  # the between-run component would undo it
                 unsettled_looks.append(look)
-            if (problem is None and early is None and not short and not unsettled) or look == len(plan.sizes) - 1:
+                stops = False
+            if stops or last:
                 stopped = "decided"
                 break
         elif (look < len(look_sizes) - 1 and boundary != "none" and problem is None and early is None
