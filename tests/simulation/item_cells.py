@@ -318,6 +318,35 @@ class BothArmsDependent(Swept):
         return {"tokens_per_s": out.tolist()}
 
 
+class LevelStates(Swept):
+    """Each level with its own state series: clock states held for blocks of 10 samples (x1.25 with chance 0.3),
+    or AR(1) 0.5 driven by t(3) innovations, or AR(1) 0.5 with 5% of samples slowed x1.3 (2-3% log scale)."""
+
+    def __init__(self, speedup: float, kind: str) -> None:
+        super().__init__(speedup, gentle)
+        self.kind, self.states, self.ticks_seen = kind, {1: 0.0, 4: 0.0, 8: 0.0}, {1: 0, 4: 0, 8: 0}
+        self.phase = {1: -1, 4: -1, 8: -1}
+
+    def _one(self, rng: np.random.Generator, batch: int) -> float:
+        if self.kind == "regime":
+            tick = self.ticks_seen[batch]
+            if self.phase[batch] < 0:
+                self.phase[batch] = int(rng.integers(10))
+            if (tick + self.phase[batch]) % 10 == 0 or tick == 0:
+                self.states[batch] = math.log(1.25) if rng.random() < 0.3 else 0.0
+            self.ticks_seen[batch] += 1
+            return self.states[batch] + 0.02 * rng.standard_normal()
+        shock = float(np.clip(rng.standard_t(3), -10, 10)) / math.sqrt(3) if self.kind == "t3" else rng.standard_normal()
+        self.states[batch] = 0.5 * self.states[batch] + 0.03 * math.sqrt(1 - 0.25) * shock
+        spike = math.log(1 / 1.3) if self.kind == "spikes" and rng.random() < 0.05 else 0.0
+        return self.states[batch] + spike
+
+    def __call__(self, ctx: ProbeContext, *, batch: int) -> dict[str, list[float]]:
+        rng = _rng(ctx)
+        base = 100.0 * (self.speedup if batch == 8 else 1.0)
+        return {"tokens_per_s": [base * math.exp(self._one(rng, batch)) for _ in range(ctx.n)]}
+
+
 MONOTONE_CHECK = "rule: monotone, output: tokens_per_s, over: batch, direction: increasing"
 
 
@@ -338,6 +367,10 @@ def dependent_monotone_cells() -> list[Cell]:
         Cell("monotone", "both AR(1) 0.8, paired", MONOTONE_CHECK + ", paired: true", timing,
              lambda: BothArmsDependent(1.0, 0.8), SWEEP, ("tokens_per_s",)),
     ]
+    cells += [Cell("monotone", name, MONOTONE_CHECK, timing, lambda kind=kind: LevelStates(1.0, kind), SWEEP,
+                   ("tokens_per_s",))
+              for kind, name in (("regime", "regime blocks a level"), ("t3", "AR(1) 0.5 + t(3) a level"),
+                                 ("spikes", "AR(1) 0.5 + spikes a level"))]
     return cells
 
 
