@@ -68,6 +68,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--claims-docs", nargs="*", default=None, metavar="PATH", help="after the run, gate these findings docs against the results")
     group.addoption("--claims-profile", default=None, metavar="NAME",
                     help="machine profile whose params/budgets scale the claims (default: this machine's backend)")
+    group.addoption("--claims-warm-start", type=int, default=None, metavar="N",
+                    help="background processes that compile GPU kernels ahead of the items (default: up to 4 on a "
+                         "CUDA backend, none elsewhere; 0 turns them off)")
     group.addoption("--claims-cv-bound", type=float, default=0.10, help="timing claims with a coefficient of variation above this are inconclusive")
     group.addoption("--claims-progress", type=float, default=10.0, metavar="SECONDS",
                     help="in a log (not a TTY), print each running item's look, samples and elapsed time at least "
@@ -147,6 +150,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from claimcheck.pytest_plugin.store_faults import StoreGuard
 
     config.pluginmanager.register(StoreGuard(config), "claimcheck-store")
+    if not _is_worker(config) and not config.getoption("numprocesses", None):
+        from claimcheck.pytest_plugin.warm import WarmStart
+
+        config.pluginmanager.register(WarmStart(config.stash[session_key]), "claimcheck-warm-start")
     _check_setup(config, config.stash[session_key])
 
 

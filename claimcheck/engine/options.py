@@ -79,6 +79,7 @@ CHECKS: dict[str, Callable[[str, Any], None]] = {
     "--claims-budget-scale": _positive,
     "--claims-cv-bound": _positive,
     "--claims-progress": lambda name, value: _positive(name, value, zero=True),
+    "--claims-warm-start": lambda name, value: None if value is None else _positive(name, value, zero=True),
     "--claims-store": _file_path,
     "--claims-reports": _folder_path,
 }

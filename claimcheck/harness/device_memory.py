@@ -77,3 +77,21 @@ def share_device_memory(environ: Mapping[str, str] | None = None) -> MemoryShare
         mx.set_memory_limit(share.limit)
         mx.set_cache_limit(share.cache)
     return share
+
+
+def cap_device_memory(fraction: float) -> MemoryShare | None:
+    """Cap this process at ``fraction`` of a GPU's memory (a warm-up process beside the run); None on a CPU."""
+    import mlx.core as mx
+
+    if mx.default_device().type == mx.DeviceType.cpu:
+        return None
+    try:
+        total = int(dict(mx.device_info()).get("memory_size") or 0)
+    except Exception:  # a backend without device_info: nothing to cap against
+        return None
+    if total <= 0:
+        return None
+    share = MemoryShare(1, int(total * fraction), int(total * fraction * CACHE_SHARE))
+    mx.set_memory_limit(share.limit)
+    mx.set_cache_limit(share.cache)
+    return share

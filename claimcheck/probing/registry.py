@@ -96,6 +96,7 @@ class RegisteredProbe:
     outputs: Mapping[str, Output]
     reads_text: bool = False
     deterministic: bool = False
+    warm_up: bool = False
     description: str = ""
     module: str = ""
     file: str = ""
@@ -142,6 +143,7 @@ def probe(
     outputs: Mapping[str, Output] | None = None,
     reads_text: bool = False,
     deterministic: bool = False,
+    warm_up: bool = False,
     plot: PackPlot | None = None,
     example: str = "",
     check_params: ParamCheck | None = None,
@@ -155,6 +157,9 @@ def probe(
         reads_text: the probe's result depends on generated text, so random
             weight models are refused for it.
         deterministic: one sample decides (arithmetic, header reads).
+        warm_up: one sample is cheap and runs every kernel a whole item runs, so on a GPU claimcheck may
+            call the probe once ahead of its item in a background process, to compile those kernels
+            while other items measure (:mod:`claimcheck.warm_start`).
         plot: the report's picture of this probe's items (:class:`PackPlot`), if any.
         example: one worked claim in YAML, for the generated probe reference (tested to validate).
         check_params: the probe's own check of a claim's params, run by ``claimcheck validate``
@@ -170,6 +175,7 @@ def probe(
             outputs=dict(outputs or {}),
             reads_text=reads_text,
             deterministic=deterministic,
+            warm_up=warm_up,
             description=(function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else "",
             module=function.__module__,
             file=file,

@@ -111,6 +111,7 @@ ARM_OUTPUTS = ("baseline", "prebuilt", "serial", "spin", "chain2", "chain3")
 
 @probe(
     "decode_arms",
+    warm_up=True,
     outputs={
         **{f"{arm}_ms": Output("ms/token", False, f"{arm} arm, per token, one value per pass") for arm in ARM_OUTPUTS},
         **{f"{arm}_minus_baseline_ms": Output("ms/token", None, f"{arm} minus baseline in the same round") for arm in ARM_OUTPUTS[1:]},
@@ -204,6 +205,7 @@ def decode_arms(
 
 @probe(
     "roofline",
+    warm_up=True,
     outputs={
         "pct_of_roofline": Output("%", True, "floor time / measured time"),
         "ms_per_token": Output("ms/token", False, "pipelined greedy decode"),

@@ -66,6 +66,7 @@ def _entry(op: Any, side: str, make: Any) -> OpEntry:
 
 @probe(
     "op_expr",
+    warm_up=True,
     outputs=OP_PAIR_OUTPUTS,
     example=EXAMPLE,
     check_params=op_expression.problems,

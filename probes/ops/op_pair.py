@@ -107,6 +107,7 @@ OP_PAIR_OUTPUTS = {
 
 @probe(
     "op_pair",
+    warm_up=True,
     outputs=OP_PAIR_OUTPUTS,
     example=EXAMPLE,
     check_params=op_pair_problems,

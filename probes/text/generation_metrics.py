@@ -168,6 +168,7 @@ def measure_sets(lm: Any, seeds: Sequence[int], *, config: SamplerConfig, prompt
 
 @probe(
     "generation_metrics",
+    warm_up=True,
     outputs={
         "repetition_rate": Output("", False, "share of 4-grams (repetition_n) repeating an earlier one, per seed"),
         "distinct_1": Output("", True, "unique tokens / tokens, per seed"),
