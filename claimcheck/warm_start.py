@@ -155,6 +155,7 @@ def run_tasks(tasks: Iterable[WarmTask], *, root: Path, lock: Path, markers: Pat
               probe_sources: Sequence[str] | None = None) -> list[str]:
     """Warm each task not yet claimed, handing kernels over after each; the ids this process warmed."""
     from claimcheck.engine.runner import time_limit
+    from claimcheck.harness.device_memory import release_device_memory
 
     _prepare(root, probe_sources)
     private = Path(os.environ.get(KERNEL_ENV, str(scratch / "kernels")))
@@ -170,6 +171,7 @@ def run_tasks(tasks: Iterable[WarmTask], *, root: Path, lock: Path, markers: Pat
                 record.write(task.item_id + "\n")
         except Exception:  # noqa: BLE001 - a warm-up that fails costs the run nothing: the item runs as ever
             pass
+        release_device_memory()
         hand_over(private, kernels)
     return warmed
 

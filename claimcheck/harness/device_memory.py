@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 MEMORY_ENV = "CLAIMCHECK_DEVICE_MEMORY"
 DEFAULT_FRACTION = 0.8  # of the device's memory, shared by the workers; the rest for the driver and the timing items' peaks
@@ -67,11 +68,7 @@ def share_device_memory(environ: Mapping[str, str] | None = None) -> MemoryShare
 
     if mx.default_device().type == mx.DeviceType.cpu:
         return None
-    try:
-        info = dict(mx.device_info())
-    except Exception:  # a backend without device_info: nothing to divide
-        return None
-    total = int(info.get("memory_size") or info.get("total_memory") or 0)
+    total = _device_bytes(mx)
     share = worker_share(total, os.environ if environ is None else environ)
     if share is not None:
         mx.set_memory_limit(share.limit)
@@ -85,13 +82,29 @@ def cap_device_memory(fraction: float) -> MemoryShare | None:
 
     if mx.default_device().type == mx.DeviceType.cpu:
         return None
-    try:
-        total = int(dict(mx.device_info()).get("memory_size") or 0)
-    except Exception:  # a backend without device_info: nothing to cap against
-        return None
+    total = _device_bytes(mx)
     if total <= 0:
         return None
     share = MemoryShare(1, int(total * fraction), int(total * fraction * CACHE_SHARE))
     mx.set_memory_limit(share.limit)
     mx.set_cache_limit(share.cache)
     return share
+
+
+def release_device_memory() -> None:
+    """Give the device back the buffers this process keeps (a warm-up process between its calls)."""
+    import gc
+
+    import mlx.core as mx
+
+    gc.collect()
+    mx.clear_cache()
+
+
+def _device_bytes(mx: Any) -> int:
+    """The device memory MLX reports (0 where the backend reports none)."""
+    try:
+        info = dict(mx.device_info())
+    except Exception:  # a backend without device_info
+        return 0
+    return int(info.get("memory_size") or info.get("total_memory") or 0)

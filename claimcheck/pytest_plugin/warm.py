@@ -1,7 +1,7 @@
 """The run's warm-up processes (:mod:`claimcheck.warm_start`): started once the items are known, stopped at the end.
 
 On a CUDA backend the run points MLX at claimcheck's kernel folder and, unless ``--claims-warm-start 0``,
-starts up to four processes (a quarter of the CPU cores) over the items whose probe declares
+starts up to two processes (a quarter of the CPU cores) over the items whose probe declares
 ``warm_up``. Elsewhere none start unless the option asks for them. Under ``pytest -n`` (several
 workers already share the card) and with ``--collect-only`` nothing starts.
 """
@@ -17,11 +17,11 @@ import pytest
 from claimcheck.warm_start import Warmers, WarmTask
 from claimcheck.pytest_plugin.session import ClaimSession
 
-MAX_WORKERS = 4
+MAX_WORKERS = 2
 
 
 def default_workers(backend: str, cores: int) -> int:
-    """Warm-up processes when the option is not given: a quarter of the cores, at most four, on CUDA only."""
+    """Warm-up processes when the option is not given: a quarter of the cores, at most two, on CUDA only."""
     return min(MAX_WORKERS, cores // 4) if backend == "cuda" else 0
 
 

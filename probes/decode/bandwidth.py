@@ -123,7 +123,6 @@ def _build_weight_chain(
 
 @probe(
     "raw_read",
-    warm_up=True,
     outputs={
         "gbps": Output("GB/s", True, "MLX sum() over the buffer"),
         "ceiling_gbps": Output("GB/s", True, "numpy integer reduction over a host buffer (independent of MLX)"),
@@ -157,7 +156,6 @@ def raw_read(ctx: ProbeContext, *, size_mib: int = 256, dtype: str = "bfloat16",
 
 @probe(
     "qmv",
-    warm_up=True,
     outputs={
         "gbps": Output("GB/s", True, "weight bytes / GEMV time, copies chained in one evaluation"),
         "raw_gbps": Output("GB/s", True, "raw streaming read measured in the same call, interleaved"),
@@ -231,7 +229,6 @@ def qmv(
 
 @probe(
     "op_chain",
-    warm_up=True,
     outputs={
         "us_per_op": Output("µs", False, "build + evaluate, per op"),
         "build_us_per_op": Output("µs", False, "host graph building, per op"),
@@ -276,7 +273,6 @@ def _drop(outputs: Any) -> None:
 
 @probe(
     "lazy_trap",
-    warm_up=True,
     outputs={
         "trap_gbps": Output("GB/s", None, "GEMV 'bandwidth' with the outputs dropped before evaluation"),
         "ceiling_gbps": Output("GB/s", True, "best of an MLX sum and a numpy read in the same round"),

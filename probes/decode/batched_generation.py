@@ -72,7 +72,6 @@ def run_batch(lm: Any, prompts: Sequence[Sequence[int]], *, max_tokens: int, sam
 
 @probe(
     "batched_generation",
-    warm_up=True,
     outputs={
         "tokens_per_s": Output("tokens/s", True, "generated tokens/s over all sequences at batch_size (mlx-lm generation_tps)"),
         "reference_tokens_per_s": Output("tokens/s", True, "the same at reference_batch_size, same rounds"),

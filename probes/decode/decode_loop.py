@@ -205,7 +205,6 @@ def decode_arms(
 
 @probe(
     "roofline",
-    warm_up=True,
     outputs={
         "pct_of_roofline": Output("%", True, "floor time / measured time"),
         "ms_per_token": Output("ms/token", False, "pipelined greedy decode"),

@@ -109,7 +109,6 @@ def check_same_cache(workload: StepWorkload, window: int) -> None:
 
 @probe(
     "kv_cache_step",
-    warm_up=True,
     outputs={f"{arm}_ms": Output("ms/step", False, f"{arm} arm: one decode step's cache update, all layers") for arm in ARMS},
 )
 def kv_cache_step(

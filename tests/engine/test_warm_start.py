@@ -64,7 +64,7 @@ def test_an_item_is_claimed_once(tmp_path: Path) -> None:
 
 
 def test_processes_start_on_cuda_only_unless_asked() -> None:
-    assert default_workers("cuda", 16) == 4 and default_workers("cuda", 8) == 2 and default_workers("cuda", 64) == 4
+    assert default_workers("cuda", 16) == 2 and default_workers("cuda", 4) == 1 and default_workers("cuda", 64) == 2
     assert default_workers("cpu", 64) == 0 and default_workers("metal", 16) == 0
 
 
