@@ -111,7 +111,6 @@ ARM_OUTPUTS = ("baseline", "prebuilt", "serial", "spin", "chain2", "chain3")
 
 @probe(
     "decode_arms",
-    warm_up=True,
     outputs={
         **{f"{arm}_ms": Output("ms/token", False, f"{arm} arm, per token, one value per pass") for arm in ARM_OUTPUTS},
         **{f"{arm}_minus_baseline_ms": Output("ms/token", None, f"{arm} minus baseline in the same round") for arm in ARM_OUTPUTS[1:]},

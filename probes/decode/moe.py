@@ -124,7 +124,6 @@ def expert_layer(mx: Any, arm: str, x: Any, layer: dict[str, Any], idx: Any, *, 
 
 @probe(
     "moe_gather",
-    warm_up=True,
     outputs={
         **{f"{arm}_ms": Output("ms", False, f"{arm} arm, per layer") for arm in ARMS},
         **{f"{arm}_gbps": Output("GB/s", True, f"{arm} arm, top_k experts' bytes / time") for arm in ARMS},
