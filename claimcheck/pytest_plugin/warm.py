@@ -55,8 +55,6 @@ class WarmStart:
         if config.option.collectonly or not session.items:
             return
         chosen = config.getoption("--claims-warm-start")
-        if chosen == 0:
-            return
         profile = self.session.profile()
         items: list[Any] = list(reversed(session.items))  # claim items, duck-typed as task_of reads them
         candidates = [(item, task) for item in items if (task := task_of(item, profile)) is not None]
@@ -68,10 +66,10 @@ class WarmStart:
 
         machine = fingerprint()
         backend = str(machine.get("backend", "cpu"))
+        kernels = use_kernel_dir() if backend == "cuda" or chosen else None
         workers = chosen if chosen is not None else default_workers(backend, os.cpu_count() or 1)
-        if workers <= 0:
+        if workers <= 0 or kernels is None:
             return
-        kernels = use_kernel_dir()
         tasks = [task for item, task in candidates if scope_problem(item.claim, item.params, machine) is None]
         if not tasks:
             return
