@@ -8,6 +8,13 @@ before and after (on a shared machine the times are only as good as what else ra
 nothing. Run it in a snapshot of the tree, not in a tree others are editing.
 
     python benchmarks/suite_by_pack.py --packs curves roofline arithmetic --whole
+
+``--runs STORE:RUN ...`` measures nothing: it prints the item time by pack of runs already recorded (an
+evidence store or a committed profile, and a run id or its unique prefix), side by side, so that runs on
+two machines, or before and after a change, compare pack by pack:
+
+    python benchmarks/suite_by_pack.py --runs reports/profiles/cuda-nvidia-h100-80gb-hbm3-64-128gib.sqlite:20261206T101532Z \
+        reports/profiles/cuda-nvidia-h100-80gb-hbm3-64-128gib.sqlite:20261206T100857Z
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -40,12 +48,52 @@ def run(paths: list[str], label: str, extra: list[str]) -> float:
     return wall
 
 
+def recorded(spec: str) -> tuple[str, dict[str, float], float]:
+    """``STORE:RUN`` -> (the run's label, item seconds by pack, wall seconds from start to finish)."""
+    store, _, prefix = spec.rpartition(":")
+    connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        found = connection.execute("SELECT run_id, machine_class, started, finished FROM runs WHERE run_id LIKE ?",
+                                   (prefix + "%",)).fetchall()
+        if len(found) != 1:
+            raise SystemExit(f"{spec}: {len(found)} runs match {prefix!r}; name one")
+        run_id, machine_class, started, finished = found[0]
+        rows = connection.execute(
+            "SELECT c.path, r.duration FROM results r JOIN claims c ON c.run_id = r.run_id AND c.claim_id = r.claim_id "
+            "WHERE r.run_id = ?", (run_id,)).fetchall()
+        wall = connection.execute("SELECT (julianday(?) - julianday(?)) * 86400", (finished, started)).fetchone()[0]
+    finally:
+        connection.close()
+    packs: dict[str, float] = {}
+    for path, duration in rows:
+        parts = Path(path or "?").parts
+        pack = parts[parts.index("claims") + 1] if "claims" in parts[:-1] else Path(path or "?").parent.name
+        packs[pack] = packs.get(pack, 0.0) + float(duration or 0.0)
+    return f"{run_id} ({machine_class})", packs, float(wall or 0.0)
+
+
+def compare(specs: list[str]) -> None:
+    runs = [recorded(spec) for spec in specs]
+    packs = sorted({pack for _, by_pack, _ in runs for pack in by_pack})
+    for index, (label, _, _) in enumerate(runs):
+        print(f"[{index}] {label}")
+    print(f"{'pack':14s}" + "".join(f"{f'[{i}] s':>12s}" for i in range(len(runs))))
+    for pack in packs:
+        print(f"{pack:14s}" + "".join(f"{by_pack.get(pack, 0.0):12.1f}" for _, by_pack, _ in runs))
+    print(f"{'item time':14s}" + "".join(f"{sum(by_pack.values()):12.1f}" for _, by_pack, _ in runs))
+    print(f"{"start->finish":14s}" + "".join(f"{wall:12.1f}" for _, _, wall in runs))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--packs", nargs="*", default=["curves", "roofline", "arithmetic"])
     parser.add_argument("--whole", action="store_true", help="also the whole suite in one process")
     parser.add_argument("--pytest-args", default="", help="extra pytest arguments, e.g. '-n 2'")
+    parser.add_argument("--runs", nargs="+", metavar="STORE:RUN", help="print recorded runs' time by pack instead")
     args = parser.parse_args()
+    if args.runs:
+        compare(args.runs)
+        return
     extra = args.pytest_args.split()
     total = sum(run([f"claims/{pack}"], pack, extra) for pack in args.packs)
     print(f"{'packs, sum':12s} {total:7.1f} s")
