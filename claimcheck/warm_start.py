@@ -23,6 +23,7 @@ What keeps them out of the measurements:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -54,7 +55,7 @@ class WarmTask:
 
 def claim_item(folder: Path, item_id: str) -> bool:
     """Claim ``item_id`` for whoever calls first (the run or a warm-up process); False if already claimed."""
-    marker = folder / item_id.encode().hex()[:200]
+    marker = folder / hashlib.sha256(item_id.encode()).hexdigest()
     try:
         os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
     except FileExistsError:
@@ -112,7 +113,7 @@ class Warmers:
                 process.kill()
                 process.wait()
         for done in sorted(Path(self.scratch.name).glob("worker-*/warmed.txt")):
-            self.warmed += done.read_text().split()
+            self.warmed += done.read_text().splitlines()
         self.scratch.cleanup()
 
 
