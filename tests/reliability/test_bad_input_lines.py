@@ -20,7 +20,7 @@ from tests.reliability._project import claim_yaml
 from tests.store import synthetic as synth
 
 GOOD = {"--claims-alpha": None, "--claims-family-alpha": 0.05, "--claims-budget-scale": 1.0, "--claims-cv-bound": 0.1,
-        "--claims-progress": 0.0, "--claims-store": None, "--claims-reports": None}
+        "--claims-progress": 0.0, "--claims-store": None, "--claims-reports": None, "--claims-warm-start": None}
 
 
 @pytest.mark.parametrize(("option", "value", "line"), [
@@ -30,6 +30,7 @@ GOOD = {"--claims-alpha": None, "--claims-family-alpha": 0.05, "--claims-budget-
     ("--claims-budget-scale", 0.0, "claimcheck: --claims-budget-scale 0: expected a number > 0"),
     ("--claims-cv-bound", -1.0, "claimcheck: --claims-cv-bound -1: expected a number > 0"),
     ("--claims-progress", -5.0, "claimcheck: --claims-progress -5: expected a number >= 0"),
+    ("--claims-warm-start", -1, "claimcheck: --claims-warm-start -1: expected a number >= 0"),
 ])
 def test_a_bad_option_value_is_one_line_naming_it(option: str, value: float, line: str) -> None:
     problems = option_problems(lambda name: value if name == option else GOOD[name])
