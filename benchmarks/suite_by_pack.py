@@ -81,7 +81,7 @@ def compare(specs: list[str]) -> None:
     for pack in packs:
         print(f"{pack:14s}" + "".join(f"{by_pack.get(pack, 0.0):12.1f}" for _, by_pack, _ in runs))
     print(f"{'item time':14s}" + "".join(f"{sum(by_pack.values()):12.1f}" for _, by_pack, _ in runs))
-    print(f"{"start->finish":14s}" + "".join(f"{wall:12.1f}" for _, _, wall in runs))
+    print(f"{'start->finish':14s}" + "".join(f"{wall:12.1f}" for _, _, wall in runs))
 
 
 def main() -> None:
