@@ -88,7 +88,7 @@ class Warmers:
             (private / "kernels").mkdir(parents=True)
             command = [sys.executable, "-m", "claimcheck.warm_start", str(plan), "--root", str(root),
                        "--lock", str(lock), "--markers", str(markers), "--kernels", str(kernels),
-                       "--scratch", str(private)]
+                       "--scratch", str(private), "--parent", str(os.getpid())]
             for source in probe_sources or ():
                 command += ["--probes", source]
             environment = {**os.environ, KERNEL_ENV: str(private / "kernels")}
@@ -153,15 +153,21 @@ def _prepare(root: Path, probe_sources: Sequence[str] | None) -> None:
 
 
 def run_tasks(tasks: Iterable[WarmTask], *, root: Path, lock: Path, markers: Path, kernels: Path, scratch: Path,
-              probe_sources: Sequence[str] | None = None) -> list[str]:
-    """Warm each task not yet claimed, handing kernels over after each; the ids this process warmed."""
+              probe_sources: Sequence[str] | None = None, parent: int | None = None) -> list[str]:
+    """Warm each task not yet claimed, handing kernels over after each; the ids this process warmed.
+
+    ``parent``: the run's process; once it is gone (killed before it could stop this one) no task starts.
+    """
     from claimcheck.engine.runner import time_limit
     from claimcheck.harness.device_memory import release_device_memory
 
     _prepare(root, probe_sources)
+    scratch.mkdir(parents=True, exist_ok=True)
     private = Path(os.environ.get(KERNEL_ENV, str(scratch / "kernels")))
     warmed = []
     for task in tasks:
+        if parent is not None and os.getppid() != parent:
+            break
         if not claim_item(markers, task.item_id):
             continue
         try:
@@ -186,10 +192,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kernels", type=Path, required=True, help="the run's kernel folder")
     parser.add_argument("--scratch", type=Path, required=True, help="this process's own folder")
     parser.add_argument("--probes", action="append", default=None, help="the run's probe sources")
+    parser.add_argument("--parent", type=int, default=None, help="the run's process id")
     args = parser.parse_args(argv)
     tasks = [WarmTask(**entry) for entry in json.loads(args.plan.read_text())]
     run_tasks(tasks, root=args.root, lock=args.lock, markers=args.markers, kernels=args.kernels,
-              scratch=args.scratch, probe_sources=args.probes)
+              scratch=args.scratch, probe_sources=args.probes, parent=args.parent)
     return 0
 
 

@@ -221,3 +221,26 @@ def test_a_waiting_timing_item_goes_before_a_later_shared_holder(tmp_path: Path)
     for thread in (first, timing, later):
         thread.join(DEADLINE_S)
     assert order == ["first shared", "timing", "later shared"]
+
+
+def test_a_warm_up_process_whose_run_is_gone_starts_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run killed before it could stop its warm-up processes leaves them nothing to start."""
+    import json
+    import subprocess
+    import sys
+
+    _project(tmp_path)
+    marks = tmp_path / "marks"
+    monkeypatch.setenv("WARM_MARKS", str(marks))
+    plan = tmp_path / "tasks.json"
+    plan.write_text(json.dumps([{"item_id": "marked[tag=1]", "path": str(tmp_path / "claims" / "marking.yaml"),
+                                 "claim_id": "marked", "params": {"tag": 1}}]))
+    (tmp_path / "markers").mkdir()
+    command = [sys.executable, "-m", "claimcheck.warm_start", str(plan), "--root", str(tmp_path), "--lock",
+               str(tmp_path / "exclusive.lock"), "--markers", str(tmp_path / "markers"), "--kernels",
+               str(tmp_path / "kernels"), "--scratch", str(tmp_path / "scratch")]
+    done = subprocess.run(command + ["--parent", "1"], capture_output=True, text=True, timeout=DEADLINE_S)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not marks.exists(), "a task started after the run was gone"
+    done = subprocess.run(command + ["--parent", str(os.getpid())], capture_output=True, text=True, timeout=DEADLINE_S)
+    assert done.returncode == 0 and [path.name.split("-")[1] for path in marks.iterdir()] == ["1"], done.stderr[-3000:]
