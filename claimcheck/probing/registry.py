@@ -80,6 +80,9 @@ class ProbeContext:
 
 # A probe takes the context and its own keyword parameters; their names and types vary per probe.
 ProbeFunction = Callable[..., Samples]
+# Whether a probe's items are warmed ahead of the run on a GPU: True (with the item's params), or the params
+# to warm an item with (lighter ones that run the same kernels), None to leave that item cold.
+WarmUp = bool | Callable[[dict[str, Any]], "dict[str, Any] | None"]
 # A probe's own check of one set of params (names a registry holds, values that must agree): problems
 # as (param name, one-line message), for ``claimcheck validate`` to place at the param's line.
 ParamCheck = Callable[[Mapping[str, Any]], list[tuple[str, str]]]
@@ -96,7 +99,7 @@ class RegisteredProbe:
     outputs: Mapping[str, Output]
     reads_text: bool = False
     deterministic: bool = False
-    warm_up: bool = False
+    warm_up: WarmUp = False
     description: str = ""
     module: str = ""
     file: str = ""
@@ -143,7 +146,7 @@ def probe(
     outputs: Mapping[str, Output] | None = None,
     reads_text: bool = False,
     deterministic: bool = False,
-    warm_up: bool = False,
+    warm_up: WarmUp = False,
     plot: PackPlot | None = None,
     example: str = "",
     check_params: ParamCheck | None = None,
@@ -159,7 +162,8 @@ def probe(
         deterministic: one sample decides (arithmetic, header reads).
         warm_up: one sample is cheap and runs every kernel a whole item runs, so on a GPU claimcheck may
             call the probe once ahead of its item in a background process, to compile those kernels
-            while other items measure (:mod:`claimcheck.warm_start`).
+            while other items measure (:mod:`claimcheck.warm_start`); or a function from an item's params
+            to the params to warm it with (lighter ones that run the same kernels), None to leave it cold.
         plot: the report's picture of this probe's items (:class:`PackPlot`), if any.
         example: one worked claim in YAML, for the generated probe reference (tested to validate).
         check_params: the probe's own check of a claim's params, run by ``claimcheck validate``

@@ -26,13 +26,16 @@ def default_workers(backend: str, cores: int) -> int:
 
 
 def task_of(item: Any, profile: str | None) -> WarmTask | None:
-    """The warm-up of a claim item, or None when its probe declares none, it was carried, or its params are not JSON."""
-    probe = getattr(item, "probe", None)
-    if probe is None or not getattr(probe, "warm_up", False) or getattr(item, "carried", None) is not None:
+    """The warm-up of a claim item (with the params its probe warms it with), or None: no warm-up, carried, not JSON."""
+    warm_up = getattr(getattr(item, "probe", None), "warm_up", False)
+    if not warm_up or getattr(item, "carried", None) is not None:
+        return None
+    params = warm_up(dict(item.params)) if callable(warm_up) else dict(item.params)
+    if params is None:
         return None
     control = getattr(item, "control_for", None)
     task = WarmTask(item_id=item.name, path=item.claim.path, claim_id=control or item.claim.id,
-                    params=dict(item.params), profile=profile, control=control is not None)
+                    params=dict(params), profile=profile, control=control is not None)
     try:
         json.dumps(task.params)
     except (TypeError, ValueError):

@@ -109,8 +109,15 @@ def _load(model: str, variant: str | None, ctx: ProbeContext) -> Any:
 ARM_OUTPUTS = ("baseline", "prebuilt", "serial", "spin", "chain2", "chain3")
 
 
+def _no_synthetic_model(params: dict[str, Any]) -> dict[str, Any] | None:
+    """Warm an item of a shipped model only: a CUDA profile's synthetic 1-B and 4-B models are tens of GB to
+    build before quantizing, too much to build beside the run."""
+    return None if str(params.get("model", "")).startswith("synthetic:") else params
+
+
 @probe(
     "decode_arms",
+    warm_up=_no_synthetic_model,
     outputs={
         **{f"{arm}_ms": Output("ms/token", False, f"{arm} arm, per token, one value per pass") for arm in ARM_OUTPUTS},
         **{f"{arm}_minus_baseline_ms": Output("ms/token", None, f"{arm} minus baseline in the same round") for arm in ARM_OUTPUTS[1:]},

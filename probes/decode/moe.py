@@ -122,8 +122,15 @@ def expert_layer(mx: Any, arm: str, x: Any, layer: dict[str, Any], idx: Any, *, 
     return y.squeeze(-2).sum(axis=-2)
 
 
+def _one_layer(params: dict[str, Any]) -> dict[str, Any]:
+    """Warm an item on one layer: every layer has the same shapes, so it compiles the same kernels, and a
+    CUDA profile's eight layers of 128 experts are tens of GB to build beside the run."""
+    return {**params, "layers": 1}
+
+
 @probe(
     "moe_gather",
+    warm_up=_one_layer,
     outputs={
         **{f"{arm}_ms": Output("ms", False, f"{arm} arm, per layer") for arm in ARMS},
         **{f"{arm}_gbps": Output("GB/s", True, f"{arm} arm, top_k experts' bytes / time") for arm in ARMS},

@@ -63,6 +63,19 @@ def test_an_item_is_claimed_once(tmp_path: Path) -> None:
     assert claim_item(tmp_path, "qmm-4bit[bits=8]") is True
 
 
+def test_the_shipped_heavy_probes_warm_light() -> None:
+    """The MoE gather warms on one layer; the decode arms leave synthetic models cold (both are tens of GB)."""
+    from claimcheck.probing.registry import load_probe_modules, registered_probes
+
+    load_probe_modules()
+    probes = registered_probes()
+    moe, decode = probes["moe_gather"].warm_up, probes["decode_arms"].warm_up
+    assert callable(moe) and moe({"n_experts": 128, "layers": 8}) == {"n_experts": 128, "layers": 1}
+    assert callable(decode) and decode({"model": "synthetic:llama:4b"}) is None
+    assert decode({"model": "smollm2-135m-instruct", "variant": "4bit"}) == {"model": "smollm2-135m-instruct",
+                                                                           "variant": "4bit"}
+
+
 def test_processes_start_on_cuda_only_unless_asked() -> None:
     assert default_workers("cuda", 16) == 2 and default_workers("cuda", 4) == 1 and default_workers("cuda", 64) == 2
     assert default_workers("cpu", 64) == 0 and default_workers("metal", 16) == 0
@@ -71,7 +84,7 @@ def test_processes_start_on_cuda_only_unless_asked() -> None:
 def test_only_items_whose_probe_declares_a_warm_up_are_planned() -> None:
     claim = SimpleNamespace(path="claims/x.yaml", id="x")
 
-    def item(warm: bool, **extra: object) -> SimpleNamespace:
+    def item(warm: object, **extra: object) -> SimpleNamespace:
         return SimpleNamespace(name="x[n=1]", claim=claim, params={"n": 1}, probe=SimpleNamespace(warm_up=warm),
                                carried=None, control_for=None) if not extra else \
             SimpleNamespace(**{"name": "x[control]", "claim": claim, "params": {"n": 2},
@@ -83,6 +96,9 @@ def test_only_items_whose_probe_declares_a_warm_up_are_planned() -> None:
     control = task_of(item(True, control_for="x"), None)
     assert control is not None and control.control and control.claim_id == "x"
     assert task_of(item(True, params={"n": object()}), None) is None, "params that cannot travel as JSON"
+    lighter = task_of(item(lambda params: {**params, "layers": 1}), None)
+    assert lighter is not None and lighter.params == {"n": 1, "layers": 1}, "the probe's own warm-up params"
+    assert task_of(item(lambda params: None), None) is None, "an item the probe leaves cold"
 
 
 MARKING_PROBE = '''
