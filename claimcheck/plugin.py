@@ -69,7 +69,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--claims-profile", default=None, metavar="NAME",
                     help="machine profile whose params/budgets scale the claims (default: this machine's backend)")
     group.addoption("--claims-warm-start", type=int, default=None, metavar="N",
-                    help="background processes that compile GPU kernels ahead of the items (default: up to 4 on a "
+                    help="background processes that compile GPU kernels ahead of the items (default: up to 2 on a "
                          "CUDA backend, none elsewhere; 0 turns them off)")
     group.addoption("--claims-cv-bound", type=float, default=0.10, help="timing claims with a coefficient of variation above this are inconclusive")
     group.addoption("--claims-progress", type=float, default=10.0, metavar="SECONDS",

@@ -153,8 +153,8 @@ def _prepare(root: Path, probe_sources: Sequence[str] | None) -> None:
 
 
 def run_tasks(tasks: Iterable[WarmTask], *, root: Path, lock: Path, markers: Path, kernels: Path, scratch: Path,
-              probe_sources: Sequence[str] | None = None, parent: int | None = None) -> list[str]:
-    """Warm each task not yet claimed, handing kernels over after each; the ids this process warmed.
+              probe_sources: Sequence[str] | None = None, parent: int | None = None) -> None:
+    """Warm each task not yet claimed, handing kernels over after each; each warmed id goes to ``warmed.txt``.
 
     ``parent``: the run's process; once it is gone (killed before it could stop this one) no task starts.
     """
@@ -164,7 +164,6 @@ def run_tasks(tasks: Iterable[WarmTask], *, root: Path, lock: Path, markers: Pat
     _prepare(root, probe_sources)
     scratch.mkdir(parents=True, exist_ok=True)
     private = Path(os.environ.get(KERNEL_ENV, str(scratch / "kernels")))
-    warmed = []
     for task in tasks:
         if parent is not None and os.getppid() != parent:
             break
@@ -173,14 +172,12 @@ def run_tasks(tasks: Iterable[WarmTask], *, root: Path, lock: Path, markers: Pat
         try:
             with hold(lock, mode="shared"), time_limit(CALL_LIMIT_S):
                 warm_one(task, scratch)
-            warmed.append(task.item_id)
             with open(scratch / "warmed.txt", "a") as record:
                 record.write(task.item_id + "\n")
         except Exception:  # noqa: BLE001 - a warm-up that fails costs the run nothing: the item runs as ever
             pass
         release_device_memory()
         hand_over(private, kernels)
-    return warmed
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -58,8 +58,7 @@ def worker_share(device_bytes: int, environ: Mapping[str, str]) -> MemoryShare |
         workers = 1
     if workers <= 1 or device_bytes <= 0:
         return None
-    limit = int(device_bytes * fraction / workers)
-    return MemoryShare(workers, limit, int(limit * CACHE_SHARE))
+    return _share(device_bytes, fraction, workers)
 
 
 def share_device_memory(environ: Mapping[str, str] | None = None) -> MemoryShare | None:
@@ -68,12 +67,8 @@ def share_device_memory(environ: Mapping[str, str] | None = None) -> MemoryShare
 
     if mx.default_device().type == mx.DeviceType.cpu:
         return None
-    total = _device_bytes(mx)
-    share = worker_share(total, os.environ if environ is None else environ)
-    if share is not None:
-        mx.set_memory_limit(share.limit)
-        mx.set_cache_limit(share.cache)
-    return share
+    share = worker_share(_device_bytes(mx), os.environ if environ is None else environ)
+    return _apply(mx, share)
 
 
 def cap_device_memory(fraction: float) -> MemoryShare | None:
@@ -83,12 +78,7 @@ def cap_device_memory(fraction: float) -> MemoryShare | None:
     if mx.default_device().type == mx.DeviceType.cpu:
         return None
     total = _device_bytes(mx)
-    if total <= 0:
-        return None
-    share = MemoryShare(1, int(total * fraction), int(total * fraction * CACHE_SHARE))
-    mx.set_memory_limit(share.limit)
-    mx.set_cache_limit(share.cache)
-    return share
+    return _apply(mx, _share(total, fraction, 1) if total > 0 else None)
 
 
 def release_device_memory() -> None:
@@ -99,6 +89,20 @@ def release_device_memory() -> None:
 
     gc.collect()
     mx.clear_cache()
+
+
+def _share(device_bytes: int, fraction: float, workers: int) -> MemoryShare:
+    """``fraction`` of the device split ``workers`` ways, each worker's cache a quarter of its limit."""
+    limit = int(device_bytes * fraction / workers)
+    return MemoryShare(workers, limit, int(limit * CACHE_SHARE))
+
+
+def _apply(mx: Any, share: MemoryShare | None) -> MemoryShare | None:
+    """Set MLX's memory and cache limits to ``share`` (nothing for None); the share applied."""
+    if share is not None:
+        mx.set_memory_limit(share.limit)
+        mx.set_cache_limit(share.cache)
+    return share
 
 
 def _device_bytes(mx: Any) -> int:

@@ -35,7 +35,7 @@ def task_of(item: Any, profile: str | None) -> WarmTask | None:
         return None
     control = getattr(item, "control_for", None)
     task = WarmTask(item_id=item.name, path=item.claim.path, claim_id=control or item.claim.id,
-                    params=dict(params), profile=profile, control=control is not None)
+                    params=params, profile=profile, control=control is not None)
     try:
         json.dumps(task.params)
     except (TypeError, ValueError):
