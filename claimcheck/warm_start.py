@@ -153,11 +153,16 @@ def _prepare(root: Path, probe_sources: Sequence[str] | None) -> None:
 
 
 def run_tasks(tasks: Iterable[WarmTask], *, root: Path, lock: Path, markers: Path, kernels: Path, scratch: Path,
-              probe_sources: Sequence[str] | None = None, parent: int | None = None) -> None:
+              probe_sources: Sequence[str] | None = None, parent: int | None = None,
+              call_limit: float = CALL_LIMIT_S) -> None:
     """Warm each task not yet claimed, handing kernels over after each; each warmed id goes to ``warmed.txt``.
 
     ``parent``: the run's process; once it is gone (killed before it could stop this one) no task starts.
+    A call past ``call_limit`` is interrupted; one stuck in native code ends this process (the run's
+    native-hang backstop, :mod:`claimcheck.engine.hang_watch`), so the lock it holds shared is released
+    and no timing item of the run waits on it for ever.
     """
+    from claimcheck.engine import hang_watch
     from claimcheck.engine.runner import time_limit
     from claimcheck.harness.device_memory import release_device_memory
 
@@ -170,7 +175,8 @@ def run_tasks(tasks: Iterable[WarmTask], *, root: Path, lock: Path, markers: Pat
         if not claim_item(markers, task.item_id):
             continue
         try:
-            with hold(lock, mode="shared"), time_limit(CALL_LIMIT_S):
+            with hold(lock, mode="shared"), time_limit(call_limit), \
+                    hang_watch.watch(call_limit, lambda: f"claimcheck warm-up: {task.item_id} hung; process ended"):
                 warm_one(task, scratch)
             with open(scratch / "warmed.txt", "a") as record:
                 record.write(task.item_id + "\n")
@@ -190,10 +196,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scratch", type=Path, required=True, help="this process's own folder")
     parser.add_argument("--probes", action="append", default=None, help="the run's probe sources")
     parser.add_argument("--parent", type=int, default=None, help="the run's process id")
+    parser.add_argument("--call-limit", type=float, default=CALL_LIMIT_S, help="seconds one warm-up call may take")
     args = parser.parse_args(argv)
     tasks = [WarmTask(**entry) for entry in json.loads(args.plan.read_text())]
     run_tasks(tasks, root=args.root, lock=args.lock, markers=args.markers, kernels=args.kernels,
-              scratch=args.scratch, probe_sources=args.probes, parent=args.parent)
+              scratch=args.scratch, probe_sources=args.probes, parent=args.parent, call_limit=args.call_limit)
     return 0
 
 

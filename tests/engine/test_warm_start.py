@@ -260,3 +260,45 @@ def test_a_warm_up_process_whose_run_is_gone_starts_nothing(tmp_path: Path, monk
     assert not marks.exists(), "a task started after the run was gone"
     done = subprocess.run(command + ["--parent", str(os.getpid())], capture_output=True, text=True, timeout=DEADLINE_S)
     assert done.returncode == 0 and [path.name.split("-")[1] for path in marks.iterdir()] == ["1"], done.stderr[-3000:]
+
+
+STUCK_PROBE = '''
+import signal, time
+
+from claimcheck.probing.registry import Output, ProbeContext, probe
+
+
+@probe("stuck", outputs={"x": Output("ms")}, warm_up=True)
+def stuck(ctx: ProbeContext) -> dict:
+    """Stuck as a native call is: the hard limit's SIGALRM never reaches it."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(3600)
+    return {"x": [1.0]}
+'''
+
+
+def test_a_warm_up_call_stuck_in_native_code_ends_its_process_and_frees_the_lock(tmp_path: Path) -> None:
+    """Else a timing item of the run would wait for the lock that call holds shared, for ever."""
+    import fcntl
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "probes").mkdir()
+    (tmp_path / "probes" / "stuck.py").write_text(STUCK_PROBE)
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "claims" / "stuck.yaml").write_text(claim_yaml(
+        "stuck-claim", "stuck", check={"rule": "at_least", "output": "x", "threshold": 0},
+        budget={"min_samples": 1, "max_samples": 1, "looks": 1, "max_seconds": 600}))
+    plan = tmp_path / "tasks.json"
+    plan.write_text(json.dumps([{"item_id": "stuck-claim", "path": str(tmp_path / "claims" / "stuck.yaml"),
+                                 "claim_id": "stuck-claim", "params": {}}]))
+    (tmp_path / "markers").mkdir()
+    lock = tmp_path / "exclusive.lock"
+    done = subprocess.run([sys.executable, "-m", "claimcheck.warm_start", str(plan), "--root", str(tmp_path), "--lock",
+                           str(lock), "--markers", str(tmp_path / "markers"), "--kernels", str(tmp_path / "kernels"),
+                           "--scratch", str(tmp_path / "scratch"), "--call-limit", "1"],
+                          capture_output=True, text=True, timeout=DEADLINE_S)
+    assert done.returncode != 0 and "stuck-claim hung" in done.stdout + done.stderr, done.stderr[-3000:]
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if the lock were still held
