@@ -113,6 +113,10 @@ class Check:
                 resolved[name] = value
         return dataclasses.replace(self, params=resolved, by_point=left)
 
+    def reads(self) -> frozenset[str]:
+        """The outputs the rule decides on: ``outputs``, else ``output`` and ``reference``."""
+        return frozenset(self.outputs) if self.outputs else frozenset(n for n in (self.output, self.reference) if n)
+
     def to_record(self) -> dict[str, ParamValue | list[str] | dict[str, object]]:
         """The check as written (flat, like the YAML), without unset selectors."""
         record: dict[str, ParamValue | list[str] | dict[str, object]] = {"rule": self.rule, "alpha": self.alpha}

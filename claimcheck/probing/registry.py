@@ -63,6 +63,9 @@ class ProbeContext:
             stored before it (``--claims-fresh`` passes the run's start), ``True`` all; pass it
             on to :func:`claimcheck.engine.cache.cached`.
         progress: callback for a one-line progress message on long probes.
+        reads: the outputs the item's check decides on, or ``None`` when unknown (a direct call): a
+            probe may leave out work that only other outputs need (:meth:`wants`), returning
+            those outputs empty.
     """
 
     n: int = 1
@@ -76,6 +79,11 @@ class ProbeContext:
     fresh: bool | float = False
     cache_dir: str | None = None
     progress: Callable[[str], None] = lambda message: None
+    reads: frozenset[str] | None = None
+
+    def wants(self, *outputs: str) -> bool:
+        """Whether any of ``outputs`` is read by the check (always, when what it reads is unknown)."""
+        return self.reads is None or any(name in self.reads for name in outputs)
 
 
 # A probe takes the context and its own keyword parameters; their names and types vary per probe.

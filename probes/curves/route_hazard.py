@@ -10,81 +10,18 @@ turned into numbers: they are left out of the samples and listed with their reas
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from claimcheck.api import Output, PackPlot, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
 from .curve_setup import PromptRun, prompt_run
 from .curve_text import DEFAULT_MODEL, model_key
 from .fork_map import trace_keys, trace_rules, traces
+from .route_departures import COHERENCE_OUTPUTS, coherence, departures
 from .route_exact import ExactCounts, exact_counts, log_or_none
 
 if TYPE_CHECKING:
-    from claimcheck.api.sampling import ReferencePasses, Root
-
-
-def route_values(
-    ctx: ProbeContext,
-    run: PromptRun,
-    passes: ReferencePasses,
-    records: Mapping[str, Mapping[str, Any]],
-    policy_names: Sequence[str],
-    seeds: int,
-    coherence_seeds: int,
-    batch_size: int,
-    trace_key_of: Mapping[str, dict[str, Any]],
-) -> dict[str, Any]:
-    """Per prompt and policy, the first departure of every seed and the coherence of fork departures (cached per prompt)."""
-    from claimcheck.api.sampling import GenerationStats, first_departures, fork_departure_coherence, get_policy
-
-    lm, chosen, ids, stops = run.lm, run.chosen, run.ids, run.stops
-    keys = {
-        p.id: model_key(lm) | {
-            "probe": "route_hazard", "trace": trace_key_of[p.id], "policies": sorted(policy_names),
-            "seeds": int(seeds), "coherence_seeds": int(coherence_seeds),
-        }
-        for p in chosen
-    }
-
-    def compute(missing: list[str]) -> dict[str, Any]:
-        policies = [get_policy(name) for name in sorted(policy_names)]
-        roots: list[Root] = []
-        results: dict[str, Any] = {}
-        items: list[dict[str, Any]] = []
-        owners: list[tuple[str, str, int, int]] = []
-        for name in missing:
-            record = records[name]
-            ref, labels = record["ref"], record["labels"]
-            root, rows = passes.get(ids[name], ref)
-            roots.append(root)
-            per_policy: dict[str, dict[str, Any]] = {}
-            for policy in policies:
-                departures, tokens = first_departures(rows, ref, policy, list(range(seeds)))
-                per_policy[policy.name] = {"departures": departures, "tokens": tokens, "coherence": []}
-                for seed in range(min(coherence_seeds, seeds)):
-                    d = departures[seed]
-                    if d < len(ref) and labels[d] == "FORK":
-                        items.append({
-                            "prompt": ids[name], "ref": ref, "ref_logprobs": [f["ref_logprob"] for f in record["positions"]],
-                            "policy": policy, "seed": seed, "departure": d, "token": tokens[seed],
-                            "token_logprob": float(rows[d, tokens[seed]]),
-                        })
-                        owners.append((name, policy.name, seed, d))
-            results[name] = per_policy
-        from claimcheck.api.sampling import Countdown
-
-        countdown = Countdown("route hazard", "fork departures continued", len(items), ctx.progress)
-        countdown.start()
-        stats = GenerationStats()
-        scored = fork_departure_coherence(lm.model, items, roots=roots, stop_ids=stops, batch_size=batch_size, stats=stats,
-                                          finished=countdown.advance_to)
-        for (name, policy_name, seed, d), score in zip(owners, scored):
-            results[name][policy_name]["coherence"].append({"seed": seed, "departure": d} | score)
-        for name in missing:
-            results[name]["work"] = stats.to_json() | {"shared_by": missing}
-        return results
-
-    return cached_many(ctx, keys, compute)
+    from claimcheck.api.sampling import ReferencePasses
 
 
 def exact_values(
@@ -163,8 +100,9 @@ def route_hazard(
         reference_policy: the policy it is compared with (the ``reference_*`` outputs and the factors).
         seeds: matched seeds per prompt and policy (0 to ``seeds - 1``), each giving one first departure
             from the greedy path; the jackknife leaves one seed out at a time.
-        coherence_seeds: fork departures of the first this many seeds are continued and scored for
-            coherence (at most ``seeds``).
+        coherence_seeds: fork departures of `policy` among the first this many seeds are continued and
+            scored for coherence (at most ``seeds``); only when the check reads ``incoherent`` or
+            ``coherence_gap`` (or a direct call, which reads everything).
         coherence_nats: a fork departure is incoherent when the sample's mean log-prob per token from the
             departure on is more than this many nats below the reference's.
         genuine_p2: rank-2 probability from which a greedy position's runner-up is a genuine alternative
@@ -196,7 +134,10 @@ def route_hazard(
     records = traces(ctx, lm, chosen, genuine_p2=genuine_p2, max_ref_tokens=max_ref_tokens, batch_size=batch_size, passes=passes)
     key_of_trace = trace_keys(lm, chosen, run.ids, rules, max_ref_tokens, run.stops)
     names = sorted(set(ROUTE_POLICIES) | {policy, reference_policy})
-    routes = route_values(ctx, run, passes, records, names, seeds, coherence_seeds, batch_size, key_of_trace)
+    routes = departures(ctx, run, passes, records, names, seeds, key_of_trace)
+    scored = ctx.wants(*COHERENCE_OUTPUTS) and coherence_seeds > 0
+    coherent = coherence(ctx, run, passes, records, routes, policy, min(coherence_seeds, seeds), batch_size, key_of_trace) if scored else {}
+    scores = [c for p in chosen for c in coherent[p.id]["scores"]] if scored else []
 
     def per_seed(policy_name: str) -> list[Counts]:
         counts = []
@@ -235,7 +176,7 @@ def route_hazard(
         pseudo, full, reason = jackknife_pseudovalues(units, statistic)
         out[name] = pseudo
         estimates[name] = full.to_json() | {"samples_undefined": reason}
-    gaps = [c["ref_mean_logprob"] - c["sample_mean_logprob"] for p in chosen for c in routes[p.id][policy]["coherence"]]
+    gaps = [c["ref_mean_logprob"] - c["sample_mean_logprob"] for c in scores]
     out["coherence_gap"] = gaps
     out["incoherent"] = [1.0 if gap > coherence_nats else 0.0 for gap in gaps]
 
@@ -249,18 +190,19 @@ def route_hazard(
         pooled = Counts({}, {})
         for c in per_seed(name):
             pooled = pooled + c
-        coherent = [c for p in chosen for c in routes[p.id][name]["coherence"]]
         table[name] = {
             "fork_hazard": hazard(pooled, "FORK").to_json(),
             "remerge_hazard": hazard(pooled, "REMERGE").to_json(),
             "selectivity": selectivity(pooled).to_json(),
             "departures": dict(pooled.departures),
             "at_risk": dict(pooled.at_risk),
-            "coherent": f"{sum(1 for c in coherent if c['ref_mean_logprob'] - c['sample_mean_logprob'] <= coherence_nats)}/{len(coherent)}",
+            "coherent": (f"{sum(1 for gap in gaps if gap <= coherence_nats)}/{len(gaps)}" if scored and name == policy
+                         else None),
             "exact": sum((exact[p.id][name] for p in chosen[1:]), exact[chosen[0].id][name]).to_json() if chosen else None,
         }
     ctx.artifacts["route_table"] = table
-    ctx.artifacts["work"] = {p.id: routes[p.id].get("work") for p in chosen}
+    ctx.artifacts["work"] = ({p.id: coherent[p.id]["work"] for p in chosen} if scored
+                             else "no fork departure continued: the check reads no coherence output")
     ctx.artifacts["estimates"] = estimates
     ctx.artifacts["labels"] = {p.id: {"FORK": records[p.id]["labels"].count("FORK"), "REMERGE": records[p.id]["labels"].count("REMERGE"),
                                       "LOCKED": records[p.id]["labels"].count("LOCKED")} for p in chosen}
@@ -271,7 +213,7 @@ def route_hazard(
     ctx.artifacts["fork_departures"] = [
         {"prompt": p.id, "seed": c["seed"], "departure": c["departure"], "gap": round(c["ref_mean_logprob"] - c["sample_mean_logprob"], 3),
          "text": lm.tokenizer.decode(c["sample_tokens"])[:160]}
-        for p in chosen for c in routes[p.id][policy]["coherence"]
+        for p in chosen for c in (coherent[p.id]["scores"] if scored else [])
     ]
     ctx.info.update({"prompts": [p.id for p in chosen], "seeds": seeds, "policy": policy, "reference_policy": reference_policy})
     return out

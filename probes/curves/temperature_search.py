@@ -25,6 +25,9 @@ from .temperature_controls import (
 from .curve_prompts import one_prompt
 from .curve_text import DEFAULT_MODEL, chat_ids, load_text_model, model_key, stop_token_ids
 
+# where the target's own seed, drawn alone, left the target (None: nowhere), stored with the search
+OWN_SEED = "own_seed_diverges_at"
+
 TEMPERATURE_GRID = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.4, 1.6, 2.0)
 
 
@@ -165,10 +168,14 @@ def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64)
                 seeds=arm_seeds(design, count),
                 max_tokens=int(design.max_tokens), ban_ids=stops, batch_size=batch_size, stop_at_miss=bool(design.stop_at_miss),
             )
+        found[OWN_SEED] = own_seed(found["target"])  # kept with the samples it vouches for: a reuse draws it no more
         return {chosen.id: found}
 
+    def own_seed(target_record: dict[str, Any]) -> int | None:
+        return own_seed_divergence(lm.model, ids, target_record, policy=target, seed=int(design.target_seed), ban_ids=stops)
+
     result = cached_many(ctx, {chosen.id: key}, compute)[chosen.id]
-    diverged = own_seed_divergence(lm.model, ids, result["target"], policy=target, seed=int(design.target_seed), ban_ids=stops)
+    diverged = result[OWN_SEED] if OWN_SEED in result else own_seed(result["target"])
     if diverged is not None:
         ctx.artifacts["own_seed_reproduces"] = False
         ctx.artifacts["own_seed_diverges_at"] = diverged

@@ -292,6 +292,25 @@ def test_a_seeded_draw_that_does_not_give_itself_back_leaves_the_search_undecide
     assert ctx.artifacts["own_seed_reproduces"] is False and ctx.artifacts["own_seed_diverges_at"] == 4
 
 
+def test_the_own_seed_check_is_stored_with_its_search_and_a_reuse_reads_it(ctx, monkeypatch, tmp_path) -> None:
+    """The solo redraw vouches for the samples it was drawn beside: a reuse of them reads its answer, divergence included."""
+    from claimcheck.errors import Undecidable
+    from probes.curves.temperature_search import run_search, temperature_search
+
+    design = dict(prompt="lighthouse", target_policy="temp1", target_seed=2, temperatures=[1.0], seeds=2, max_tokens=10)
+    real, calls = run_search.__globals__["own_seed_divergence"], []
+    monkeypatch.setitem(run_search.__globals__, "own_seed_divergence", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = temperature_search(ctx, **design)
+    assert temperature_search(ProbeContext(cache_dir=ctx.cache_dir), **design) == first
+    assert len(calls) == 1, "the reuse drew the target's own seed again"
+    elsewhere = str(tmp_path / "diverged")
+    monkeypatch.setitem(run_search.__globals__, "own_seed_divergence", lambda *a, **k: calls.append(1) or 4)
+    for _ in range(2):
+        with pytest.raises(Undecidable, match="left its own sample at token 4 of 10"):
+            temperature_search(ProbeContext(cache_dir=elsewhere), **design)
+    assert len(calls) == 2, "a stored divergence is read back, not drawn again"
+
+
 def test_the_runner_turns_an_undecidable_measurement_into_inconclusive_with_its_reason() -> None:
     from claimcheck.errors import Undecidable
     from claimcheck.claims.loader import load_claims_text

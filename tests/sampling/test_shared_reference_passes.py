@@ -1,11 +1,11 @@
 """One teacher-forced pass per reference: the route hazards and fork maps it gives are the ones separate passes gave.
 
-The route hazard probe reads each prompt's reference three times (completing the fork map, the
-seeds' first departures with the coherence continuations, the exact hazards). It now prefills it
+The route hazard probe reads each prompt's reference four times (completing the fork map, the
+seeds' first departures, the coherence continuations, the exact hazards). It now prefills it
 once (:class:`ReferencePasses`); ``keep=False`` is the former computation, every reader prefilling
 its own pass. Both run here from empty caches on two tiny models, after a genuine-only fork map
 (so the full trace is completed from it, as when the fork-map claims run first), and every output,
-label, count and hazard must be equal, while the shared run prefills a third of the reference
+label, count and hazard must be equal, while the shared run prefills a quarter of the reference
 tokens. A reference computation that uses none of the probe's code (mlx-lm's ``KVCache`` prefill
 through :func:`teacher_forced_logprobs`, matched-seed first departures, per-sample counts) checks
 the departures and at-risk counts in the route table.
@@ -92,8 +92,8 @@ def test_shared_passes_give_the_route_hazards_of_separate_ones(tmp_path, monkeyp
         assert (a["ref"], a["labels"], a["nodes"], a["summary"]) == (b["ref"], b["labels"], b["nodes"], b["summary"])
     tokens = sum(len(chat_ids(loaded.tokenizer, p.text)) + len(shared["records"][p.id]["ref"]) for p in select_prompts(PROMPTS))
     assert shared["passes"].prefill_tokens == tokens  # the full trace, the departures and the exact hazards share one pass
-    assert separate["passes"].prefill_tokens == 3 * tokens
-    assert shared["passes"].reused == 2 * len(PROMPTS)
+    assert separate["passes"].prefill_tokens == 4 * tokens
+    assert shared["passes"].reused == 3 * len(PROMPTS)
 
 
 def test_the_route_table_counts_are_those_of_an_independent_computation(tmp_path, monkeypatch, loaded) -> None:

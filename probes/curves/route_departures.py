@@ -1,0 +1,97 @@
+"""Where each seed leaves the greedy path, and how coherent its fork departures are: cached per prompt and policy.
+
+The two cost very different amounts. First departures are read off one teacher-forced pass per
+prompt (no generation), so every route item has them. Coherence continues each fork departure of the
+first ``coherence_seeds`` seeds to the reference's length, most of a route item's generated tokens,
+and only a check reading ``incoherent`` or ``coherence_gap`` needs it. Each is cached per (prompt,
+policy), so an item asking for one more policy computes that policy alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from claimcheck.api import ProbeContext
+from .curve_cache import cached_many
+from .curve_setup import PromptRun
+from .curve_text import model_key
+
+if TYPE_CHECKING:
+    from claimcheck.api.sampling import ReferencePasses
+
+COHERENCE_OUTPUTS = ("incoherent", "coherence_gap")
+
+Records = Mapping[str, Mapping[str, Any]]
+
+
+def _entry(prompt: str, policy: str) -> str:
+    return f"{prompt}/{policy}"
+
+
+def departures(
+    ctx: ProbeContext, run: PromptRun, passes: ReferencePasses, records: Records, policy_names: Sequence[str], seeds: int,
+    trace_key_of: Mapping[str, dict[str, Any]],
+) -> dict[str, dict[str, dict[str, list[Any]]]]:
+    """Per prompt and policy, every seed's first departure from the greedy path and the token drawn there."""
+    from claimcheck.api.sampling import first_departures, get_policy
+
+    wanted = {(p.id, name) for p in run.chosen for name in policy_names}
+    keys = {_entry(prompt, name): model_key(run.lm) | {"probe": "route_departures", "trace": trace_key_of[prompt], "policy": name,
+                                                        "seeds": int(seeds)} for prompt, name in sorted(wanted)}
+
+    def compute(missing: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for prompt in dict.fromkeys(entry.split("/", 1)[0] for entry in missing):  # one pass read per prompt
+            ref = records[prompt]["ref"]
+            _, rows = passes.get(run.ids[prompt], ref)
+            for entry in (e for e in missing if e.split("/", 1)[0] == prompt):
+                found, tokens = first_departures(rows, ref, get_policy(entry.split("/", 1)[1]), list(range(seeds)))
+                out[entry] = {"departures": found, "tokens": tokens}
+        return out
+
+    flat = cached_many(ctx, keys, compute)
+    return {p.id: {name: flat[_entry(p.id, name)] for name in policy_names} for p in run.chosen}
+
+
+def coherence(
+    ctx: ProbeContext, run: PromptRun, passes: ReferencePasses, records: Records, found: Mapping[str, Mapping[str, Any]],
+    policy: str, coherence_seeds: int, batch_size: int, trace_key_of: Mapping[str, dict[str, Any]],
+) -> dict[str, dict[str, Any]]:
+    """Per prompt, ``policy``'s fork departures among the first ``coherence_seeds`` seeds, continued and scored.
+
+    ``found`` is :func:`departures`' result. Each value is ``{"scores": [...], "work": ...}``: one score
+    per fork departure (seed, position, the sample's and the reference's mean log-probs, its tokens),
+    and the generation work of the call that computed it.
+    """
+    from claimcheck.api.sampling import Countdown, GenerationStats, fork_departure_coherence, get_policy
+
+    keys = {p.id: model_key(run.lm) | {"probe": "route_coherence", "trace": trace_key_of[p.id], "policy": policy,
+                                       "coherence_seeds": int(coherence_seeds)} for p in run.chosen}
+
+    def compute(missing: list[str]) -> dict[str, Any]:
+        drawn = get_policy(policy)
+        roots, items, owners = [], [], []
+        for prompt in missing:
+            record = records[prompt]
+            ref, labels = record["ref"], record["labels"]
+            root, rows = passes.get(run.ids[prompt], ref)
+            roots.append(root)
+            mine = found[prompt][policy]
+            for seed in range(min(coherence_seeds, len(mine["departures"]))):
+                d = mine["departures"][seed]
+                if d < len(ref) and labels[d] == "FORK":
+                    token = mine["tokens"][seed]
+                    items.append({"prompt": run.ids[prompt], "ref": ref, "ref_logprobs": [f["ref_logprob"] for f in record["positions"]],
+                                  "policy": drawn, "seed": seed, "departure": d, "token": token, "token_logprob": float(rows[d, token])})
+                    owners.append((prompt, seed, d))
+        countdown = Countdown("route hazard", "fork departures continued", len(items), ctx.progress)
+        countdown.start()
+        stats = GenerationStats()
+        scored = fork_departure_coherence(run.lm.model, items, roots=roots, stop_ids=run.stops, batch_size=batch_size, stats=stats,
+                                          finished=countdown.advance_to)
+        out: dict[str, Any] = {prompt: {"scores": [], "work": stats.to_json() | {"shared_by": missing}} for prompt in missing}
+        for (prompt, seed, d), score in zip(owners, scored):
+            out[prompt]["scores"].append({"seed": seed, "departure": d} | score)
+        return out
+
+    return cached_many(ctx, keys, compute)
