@@ -4,7 +4,8 @@ The two cost very different amounts. First departures are read off one teacher-f
 prompt (no generation), so every route item has them. Coherence continues each fork departure of the
 first ``coherence_seeds`` seeds to the reference's length, most of a route item's generated tokens,
 and only a check reading ``incoherent`` or ``coherence_gap`` needs it. Each is cached per (prompt,
-policy), so an item asking for one more policy computes that policy alone.
+policy): the first item that needs coherence continues every route policy's departures in one batch,
+and an item asking for one more policy computes that policy alone.
 """
 
 from __future__ import annotations
@@ -55,43 +56,50 @@ def departures(
 
 def coherence(
     ctx: ProbeContext, run: PromptRun, passes: ReferencePasses, records: Records, found: Mapping[str, Mapping[str, Any]],
-    policy: str, coherence_seeds: int, batch_size: int, trace_key_of: Mapping[str, dict[str, Any]],
-) -> dict[str, dict[str, Any]]:
-    """Per prompt, ``policy``'s fork departures among the first ``coherence_seeds`` seeds, continued and scored.
+    policy_names: Sequence[str], coherence_seeds: int, batch_size: int, trace_key_of: Mapping[str, dict[str, Any]],
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per prompt and policy, the fork departures among the first ``coherence_seeds`` seeds, continued and scored.
 
     ``found`` is :func:`departures`' result. Each value is ``{"scores": [...], "work": ...}``: one score
     per fork departure (seed, position, the sample's and the reference's mean log-probs, its tokens),
-    and the generation work of the call that computed it.
+    and the generation work of the call that computed it. Every missing (prompt, policy) is continued
+    in one batched generation, so the policies of one item fill each other's batches.
     """
     from claimcheck.api.sampling import Countdown, GenerationStats, fork_departure_coherence, get_policy
 
-    keys = {p.id: model_key(run.lm) | {"probe": "route_coherence", "trace": trace_key_of[p.id], "policy": policy,
-                                       "coherence_seeds": int(coherence_seeds)} for p in run.chosen}
+    keys = {_entry(p.id, name): model_key(run.lm) | {"probe": "route_coherence", "trace": trace_key_of[p.id], "policy": name,
+                                                     "coherence_seeds": int(coherence_seeds)}
+            for p in run.chosen for name in policy_names}
 
     def compute(missing: list[str]) -> dict[str, Any]:
-        drawn = get_policy(policy)
-        roots, items, owners = [], [], []
-        for prompt in missing:
+        passed: dict[str, Any] = {}  # one pass read per prompt: (root, rows)
+        items: list[dict[str, Any]] = []
+        owners: list[tuple[str, int, int]] = []
+        for entry in missing:
+            prompt, name = entry.split("/", 1)
             record = records[prompt]
             ref, labels = record["ref"], record["labels"]
-            root, rows = passes.get(run.ids[prompt], ref)
-            roots.append(root)
-            mine = found[prompt][policy]
+            if prompt not in passed:
+                passed[prompt] = passes.get(run.ids[prompt], ref)
+            rows = passed[prompt][1]
+            mine = found[prompt][name]
             for seed in range(min(coherence_seeds, len(mine["departures"]))):
                 d = mine["departures"][seed]
                 if d < len(ref) and labels[d] == "FORK":
                     token = mine["tokens"][seed]
                     items.append({"prompt": run.ids[prompt], "ref": ref, "ref_logprobs": [f["ref_logprob"] for f in record["positions"]],
-                                  "policy": drawn, "seed": seed, "departure": d, "token": token, "token_logprob": float(rows[d, token])})
-                    owners.append((prompt, seed, d))
+                                  "policy": get_policy(name), "seed": seed, "departure": d, "token": token,
+                                  "token_logprob": float(rows[d, token])})
+                    owners.append((entry, seed, d))
         countdown = Countdown("route hazard", "fork departures continued", len(items), ctx.progress)
         countdown.start()
         stats = GenerationStats()
-        scored = fork_departure_coherence(run.lm.model, items, roots=roots, stop_ids=run.stops, batch_size=batch_size, stats=stats,
-                                          finished=countdown.advance_to)
-        out: dict[str, Any] = {prompt: {"scores": [], "work": stats.to_json() | {"shared_by": missing}} for prompt in missing}
-        for (prompt, seed, d), score in zip(owners, scored):
-            out[prompt]["scores"].append({"seed": seed, "departure": d} | score)
+        scored = fork_departure_coherence(run.lm.model, items, roots=[root for root, _ in passed.values()], stop_ids=run.stops, batch_size=batch_size,
+                                          stats=stats, finished=countdown.advance_to)
+        out: dict[str, Any] = {entry: {"scores": [], "work": stats.to_json() | {"shared_by": missing}} for entry in missing}
+        for (entry, seed, d), score in zip(owners, scored):
+            out[entry]["scores"].append({"seed": seed, "departure": d} | score)
         return out
 
-    return cached_many(ctx, keys, compute)
+    flat = cached_many(ctx, keys, compute)
+    return {p.id: {name: flat[_entry(p.id, name)] for name in policy_names} for p in run.chosen}

@@ -10,7 +10,7 @@ turned into numbers: they are left out of the samples and listed with their reas
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from claimcheck.api import Output, PackPlot, ProbeContext, probe
 from .curve_cache import cached_many, whole_on_first_look
@@ -100,9 +100,9 @@ def route_hazard(
         reference_policy: the policy it is compared with (the ``reference_*`` outputs and the factors).
         seeds: matched seeds per prompt and policy (0 to ``seeds - 1``), each giving one first departure
             from the greedy path; the jackknife leaves one seed out at a time.
-        coherence_seeds: fork departures of `policy` among the first this many seeds are continued and
-            scored for coherence (at most ``seeds``); only when the check reads ``incoherent`` or
-            ``coherence_gap`` (or a direct call, which reads everything).
+        coherence_seeds: fork departures among the first this many seeds are continued and scored for
+            coherence (at most ``seeds``), for every route policy; only when the check reads
+            ``incoherent`` or ``coherence_gap`` (or a direct call, which reads everything).
         coherence_nats: a fork departure is incoherent when the sample's mean log-prob per token from the
             departure on is more than this many nats below the reference's.
         genuine_p2: rank-2 probability from which a greedy position's runner-up is a genuine alternative
@@ -136,8 +136,10 @@ def route_hazard(
     names = sorted(set(ROUTE_POLICIES) | {policy, reference_policy})
     routes = departures(ctx, run, passes, records, names, seeds, key_of_trace)
     scored = ctx.wants(*COHERENCE_OUTPUTS) and coherence_seeds > 0
-    coherent = coherence(ctx, run, passes, records, routes, policy, min(coherence_seeds, seeds), batch_size, key_of_trace) if scored else {}
-    scores = [c for p in chosen for c in coherent[p.id]["scores"]] if scored else []
+    coherent = coherence(ctx, run, passes, records, routes, names, min(coherence_seeds, seeds), batch_size, key_of_trace) if scored else {}
+
+    def scores(name: str) -> list[dict[str, Any]]:
+        return [c for p in chosen for c in coherent[p.id][name]["scores"]] if scored else []
 
     def per_seed(policy_name: str) -> list[Counts]:
         counts = []
@@ -176,7 +178,10 @@ def route_hazard(
         pseudo, full, reason = jackknife_pseudovalues(units, statistic)
         out[name] = pseudo
         estimates[name] = full.to_json() | {"samples_undefined": reason}
-    gaps = [c["ref_mean_logprob"] - c["sample_mean_logprob"] for c in scores]
+    def gaps_of(name: str) -> list[float]:
+        return [c["ref_mean_logprob"] - c["sample_mean_logprob"] for c in scores(name)]
+
+    gaps = gaps_of(policy)
     out["coherence_gap"] = gaps
     out["incoherent"] = [1.0 if gap > coherence_nats else 0.0 for gap in gaps]
 
@@ -196,12 +201,11 @@ def route_hazard(
             "selectivity": selectivity(pooled).to_json(),
             "departures": dict(pooled.departures),
             "at_risk": dict(pooled.at_risk),
-            "coherent": (f"{sum(1 for gap in gaps if gap <= coherence_nats)}/{len(gaps)}" if scored and name == policy
-                         else None),
+            "coherent": f"{sum(1 for gap in gaps_of(name) if gap <= coherence_nats)}/{len(gaps_of(name))}" if scored else None,
             "exact": sum((exact[p.id][name] for p in chosen[1:]), exact[chosen[0].id][name]).to_json() if chosen else None,
         }
     ctx.artifacts["route_table"] = table
-    ctx.artifacts["work"] = ({p.id: coherent[p.id]["work"] for p in chosen} if scored
+    ctx.artifacts["work"] = ({p.id: coherent[p.id][policy]["work"] for p in chosen} if scored
                              else "no fork departure continued: the check reads no coherence output")
     ctx.artifacts["estimates"] = estimates
     ctx.artifacts["labels"] = {p.id: {"FORK": records[p.id]["labels"].count("FORK"), "REMERGE": records[p.id]["labels"].count("REMERGE"),
@@ -213,7 +217,7 @@ def route_hazard(
     ctx.artifacts["fork_departures"] = [
         {"prompt": p.id, "seed": c["seed"], "departure": c["departure"], "gap": round(c["ref_mean_logprob"] - c["sample_mean_logprob"], 3),
          "text": lm.tokenizer.decode(c["sample_tokens"])[:160]}
-        for p in chosen for c in (coherent[p.id]["scores"] if scored else [])
+        for p in chosen for c in (coherent[p.id][policy]["scores"] if scored else [])
     ]
     ctx.info.update({"prompts": [p.id for p in chosen], "seeds": seeds, "policy": policy, "reference_policy": reference_policy})
     return out
