@@ -113,9 +113,9 @@ class Check:
                 resolved[name] = value
         return dataclasses.replace(self, params=resolved, by_point=left)
 
-    def reads(self) -> frozenset[str]:
-        """The outputs the rule decides on: ``outputs``, else ``output`` and ``reference``."""
-        return frozenset(self.outputs) if self.outputs else frozenset(n for n in (self.output, self.reference) if n)
+    def reads(self) -> tuple[str, ...]:
+        """The outputs the rule decides on, in order: ``outputs``, else ``output`` and ``reference``."""
+        return self.outputs if self.outputs else tuple(name for name in (self.output, self.reference) if name)
 
     def to_record(self) -> dict[str, ParamValue | list[str] | dict[str, object]]:
         """The check as written (flat, like the YAML), without unset selectors."""

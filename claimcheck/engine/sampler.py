@@ -65,9 +65,9 @@ class Sampler:
             self.levels = [(f"{check.over}={value}", {**params, check.over: value}) for value in params[check.over]]
         else:
             self.levels = [("", params)]
-        self.outputs = list(check.outputs) if check.outputs else [name for name in (check.output, check.reference) if name]
+        self.outputs = list(check.reads())
         # what the probe may leave out; the checks of one shared measurement all read its calls, so nothing
-        ctx.reads = None if claim.measurement else check.reads()
+        ctx.reads = None if claim.measurement else frozenset(self.outputs)
         self.data: dict[str, dict[str, list[float]]] = {label: {} for label, _ in self.levels}
         self.order: list[LevelCall] = []  # the calls in the order they ran (swept levels only)
         # the paired outputs with each call's position effect removed, once a probe reports positions

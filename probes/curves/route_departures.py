@@ -10,7 +10,7 @@ and an item asking for one more policy computes that policy alone.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from claimcheck.api import ProbeContext
 from .curve_cache import cached_many
@@ -29,6 +29,24 @@ def _entry(prompt: str, policy: str) -> str:
     return f"{prompt}/{policy}"
 
 
+def _cached_per_pair(
+    ctx: ProbeContext, run: PromptRun, policy_names: Sequence[str], key_of: Callable[[str, str], dict[str, Any]],
+    compute: Callable[[dict[str, list[str]]], dict[tuple[str, str], Any]],
+) -> dict[str, dict[str, Any]]:
+    """A value per (prompt, policy), stored ones reused: ``compute`` gets the missing policies grouped by prompt."""
+    keys = {_entry(p.id, name): key_of(p.id, name) for p in run.chosen for name in policy_names}
+
+    def compute_missing(missing: list[str]) -> dict[str, Any]:
+        grouped: dict[str, list[str]] = {}
+        for entry in missing:
+            prompt, name = entry.split("/", 1)
+            grouped.setdefault(prompt, []).append(name)
+        return {_entry(prompt, name): value for (prompt, name), value in compute(grouped).items()}
+
+    flat = cached_many(ctx, keys, compute_missing)
+    return {p.id: {name: flat[_entry(p.id, name)] for name in policy_names} for p in run.chosen}
+
+
 def departures(
     ctx: ProbeContext, run: PromptRun, passes: ReferencePasses, records: Records, policy_names: Sequence[str], seeds: int,
     trace_key_of: Mapping[str, dict[str, Any]],
@@ -36,22 +54,20 @@ def departures(
     """Per prompt and policy, every seed's first departure from the greedy path and the token drawn there."""
     from claimcheck.api.sampling import first_departures, get_policy
 
-    wanted = {(p.id, name) for p in run.chosen for name in policy_names}
-    keys = {_entry(prompt, name): model_key(run.lm) | {"probe": "route_departures", "trace": trace_key_of[prompt], "policy": name,
-                                                        "seeds": int(seeds)} for prompt, name in sorted(wanted)}
+    def key_of(prompt: str, name: str) -> dict[str, Any]:
+        return model_key(run.lm) | {"probe": "route_departures", "trace": trace_key_of[prompt], "policy": name, "seeds": int(seeds)}
 
-    def compute(missing: list[str]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for prompt in dict.fromkeys(entry.split("/", 1)[0] for entry in missing):  # one pass read per prompt
+    def compute(missing: dict[str, list[str]]) -> dict[tuple[str, str], Any]:
+        out: dict[tuple[str, str], Any] = {}
+        for prompt, names in missing.items():
             ref = records[prompt]["ref"]
-            _, rows = passes.get(run.ids[prompt], ref)
-            for entry in (e for e in missing if e.split("/", 1)[0] == prompt):
-                found, tokens = first_departures(rows, ref, get_policy(entry.split("/", 1)[1]), list(range(seeds)))
-                out[entry] = {"departures": found, "tokens": tokens}
+            _, rows = passes.get(run.ids[prompt], ref)  # one pass read per prompt
+            for name in names:
+                found, tokens = first_departures(rows, ref, get_policy(name), list(range(seeds)))
+                out[prompt, name] = {"departures": found, "tokens": tokens}
         return out
 
-    flat = cached_many(ctx, keys, compute)
-    return {p.id: {name: flat[_entry(p.id, name)] for name in policy_names} for p in run.chosen}
+    return _cached_per_pair(ctx, run, policy_names, key_of, compute)
 
 
 def coherence(
@@ -67,39 +83,36 @@ def coherence(
     """
     from claimcheck.api.sampling import Countdown, GenerationStats, fork_departure_coherence, get_policy
 
-    keys = {_entry(p.id, name): model_key(run.lm) | {"probe": "route_coherence", "trace": trace_key_of[p.id], "policy": name,
-                                                     "coherence_seeds": int(coherence_seeds)}
-            for p in run.chosen for name in policy_names}
+    def key_of(prompt: str, name: str) -> dict[str, Any]:
+        return model_key(run.lm) | {"probe": "route_coherence", "trace": trace_key_of[prompt], "policy": name,
+                                    "coherence_seeds": int(coherence_seeds)}
 
-    def compute(missing: list[str]) -> dict[str, Any]:
-        passed: dict[str, Any] = {}  # one pass read per prompt: (root, rows)
-        items: list[dict[str, Any]] = []
-        owners: list[tuple[str, int, int]] = []
-        for entry in missing:
-            prompt, name = entry.split("/", 1)
+    def compute(missing: dict[str, list[str]]) -> dict[tuple[str, str], Any]:
+        roots, items, owners = [], [], []
+        for prompt, names in missing.items():
             record = records[prompt]
             ref, labels = record["ref"], record["labels"]
-            if prompt not in passed:
-                passed[prompt] = passes.get(run.ids[prompt], ref)
-            rows = passed[prompt][1]
-            mine = found[prompt][name]
-            for seed in range(min(coherence_seeds, len(mine["departures"]))):
-                d = mine["departures"][seed]
-                if d < len(ref) and labels[d] == "FORK":
-                    token = mine["tokens"][seed]
-                    items.append({"prompt": run.ids[prompt], "ref": ref, "ref_logprobs": [f["ref_logprob"] for f in record["positions"]],
-                                  "policy": get_policy(name), "seed": seed, "departure": d, "token": token,
-                                  "token_logprob": float(rows[d, token])})
-                    owners.append((entry, seed, d))
+            ref_logprobs = [f["ref_logprob"] for f in record["positions"]]
+            root, rows = passes.get(run.ids[prompt], ref)  # one pass read per prompt
+            roots.append(root)
+            for name in names:
+                mine = found[prompt][name]
+                for seed in range(min(coherence_seeds, len(mine["departures"]))):
+                    d = mine["departures"][seed]
+                    if d < len(ref) and labels[d] == "FORK":
+                        token = mine["tokens"][seed]
+                        items.append({"prompt": run.ids[prompt], "ref": ref, "ref_logprobs": ref_logprobs, "policy": get_policy(name),
+                                      "seed": seed, "departure": d, "token": token, "token_logprob": float(rows[d, token])})
+                        owners.append((prompt, name, seed, d))
         countdown = Countdown("route hazard", "fork departures continued", len(items), ctx.progress)
         countdown.start()
         stats = GenerationStats()
-        scored = fork_departure_coherence(run.lm.model, items, roots=[root for root, _ in passed.values()], stop_ids=run.stops, batch_size=batch_size,
-                                          stats=stats, finished=countdown.advance_to)
-        out: dict[str, Any] = {entry: {"scores": [], "work": stats.to_json() | {"shared_by": missing}} for entry in missing}
-        for (entry, seed, d), score in zip(owners, scored):
-            out[entry]["scores"].append({"seed": seed, "departure": d} | score)
+        scored = fork_departure_coherence(run.lm.model, items, roots=roots, stop_ids=run.stops, batch_size=batch_size, stats=stats,
+                                          finished=countdown.advance_to)
+        work = stats.to_json() | {"shared_by": [_entry(prompt, name) for prompt, names in missing.items() for name in names]}
+        out: dict[tuple[str, str], Any] = {(prompt, name): {"scores": [], "work": work} for prompt, names in missing.items() for name in names}
+        for (prompt, name, seed, d), score in zip(owners, scored):
+            out[prompt, name]["scores"].append({"seed": seed, "departure": d} | score)
         return out
 
-    flat = cached_many(ctx, keys, compute)
-    return {p.id: {name: flat[_entry(p.id, name)] for name in policy_names} for p in run.chosen}
+    return _cached_per_pair(ctx, run, policy_names, key_of, compute)

@@ -178,7 +178,7 @@ def run_search(ctx: ProbeContext, design: SearchDesign, *, batch_size: int = 64)
     diverged = result[OWN_SEED] if OWN_SEED in result else own_seed(result["target"])
     if diverged is not None:
         ctx.artifacts["own_seed_reproduces"] = False
-        ctx.artifacts["own_seed_diverges_at"] = diverged
+        ctx.artifacts[OWN_SEED] = diverged
         raise Undecidable(f"`{design.target_policy}` at seed {design.target_seed}, drawn again alone, left its own sample at "
                           f"token {diverged} of {len(result['target']['tokens'])}: sampling here depends on more than the "
                           "seed, so exact matches cannot be counted")

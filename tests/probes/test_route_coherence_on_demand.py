@@ -107,5 +107,6 @@ budget: {min_samples: 2, max_samples: 2, looks: 1}
     shared = ProbeContext()
     Sampler(dataclasses.replace(claim, measurement="doc"), get_probe("route_hazard"), dict(claim.probe.params), shared)
     assert shared.reads is None and shared.wants("incoherent")
-    assert Check(rule="ordering", outputs=("a", "b", "c")).reads() == {"a", "b", "c"}
+    assert Check(rule="ordering", outputs=("c", "a", "b")).reads() == ("c", "a", "b")
+    assert Check(rule="equivalent", output="x", reference="y").reads() == ("x", "y")
     assert ProbeContext().wants("anything"), "a direct call reads every output"
