@@ -1,0 +1,148 @@
+"""Items slower on one machine than another, and whether their profile's extra work explains it.
+
+A claim's ``profiles: {cuda: ...}`` may run a bigger model, more tokens or more rounds on a GPU than on
+a CPU, so an item's time on the two machines compares fairly only per unit of work. This reads two
+recorded runs (an evidence store or a committed profile, and a run id or its unique prefix; by default
+the latest run of the committed EPYC and H100 profiles) and prints every item that took more than
+``--min-seconds`` longer on the second run than on the first, with the parameters that differ and, for
+the decode probes, the work each side did: weight bytes streamed per decoded token (all of a dense
+model's weights are read once a token), tokens a round, arms and rounds, so ``GB streamed`` and the
+parameters built for a synthetic model (random weights drawn on first use) compare directly. An item
+whose parameters are the same on both sides did the same work, so its extra time is the machine's own
+(kernel compilation, model loading, host round trips). Measures nothing; asserts nothing.
+
+    python benchmarks/profile_work.py
+    python benchmarks/profile_work.py --runs STORE:RUN STORE:RUN --min-seconds 0.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PROFILES = ROOT / "reports" / "profiles"
+DEFAULT_RUNS = (f"{PROFILES / 'cpu-epyc.sqlite'}:", f"{PROFILES / 'cuda-nvidia-h100-80gb-hbm3-64-128gib.sqlite'}:")
+DECODE_PROBES = {"decode_arms"}  # probes whose per-round work is arms x tokens x the model's weight bytes
+
+
+@dataclass(frozen=True)
+class RecordedItem:
+    """One item of a recorded run: what it was asked, what it recorded about itself, and how long it took."""
+
+    probe: str
+    params: dict[str, Any]
+    info: dict[str, Any]
+    n: int | None
+    seconds: float
+
+
+def recorded_items(spec: str) -> tuple[str, dict[str, RecordedItem]]:
+    """``STORE:RUN`` (an empty RUN: the store's latest run) -> (its label, items by id)."""
+    store, _, prefix = spec.rpartition(":")
+    connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        found = connection.execute("SELECT run_id, machine_class FROM runs WHERE run_id LIKE ? ORDER BY started DESC",
+                                   (prefix + "%",)).fetchall()
+        if not found or (prefix and len(found) != 1):
+            raise SystemExit(f"{spec}: {len(found)} runs match {prefix!r}; name one")
+        run_id, machine_class = found[0]
+        rows = connection.execute("SELECT item_id, probe, params, info, n, duration FROM results WHERE run_id = ?",
+                                  (run_id,)).fetchall()
+    finally:
+        connection.close()
+    items = {item_id: RecordedItem(probe or "", json.loads(params or "{}"), json.loads(info or "{}"),
+                                   None if n is None else int(n), float(duration or 0.0))
+             for item_id, probe, params, info, n, duration in rows}
+    return f"{run_id} ({machine_class})", items
+
+
+@functools.lru_cache(maxsize=None)
+def model_size(model: str, variant: str) -> tuple[int, int] | None:
+    """(random parameters drawn, weight bytes) of a model: a synthetic one from its shapes alone, another as loaded.
+
+    None where the model cannot be loaded on this machine.
+    """
+    from claimcheck.harness.timing import mlx_core
+    from claimcheck.models.arrays import named_parameters
+
+    mlx_core()  # MLX bound to the fast BLAS before anything imports it
+    if not model.startswith("synthetic:"):
+        from claimcheck.api import load
+
+        try:
+            loaded = load(model, variant=variant or None)
+        except Exception:  # noqa: BLE001 - a model this machine lacks is reported as not sized
+            return None
+        return 0, sum(value.nbytes for _, value in named_parameters(loaded.model))
+    import mlx.nn as nn
+
+    from claimcheck.models import synthetic
+
+    config = synthetic.model_config(model, variant)
+    module = __import__(f"mlx_lm.models.{config['model_type']}", fromlist=["Model"])
+    net = module.Model(module.ModelArgs.from_dict(config))  # lazy: shapes only, nothing evaluated
+    drawn = sum(value.size for _, value in named_parameters(net))
+    if variant != "fp32":
+        net.set_dtype(mlx_core().bfloat16)
+    if variant == "4bit":
+        nn.quantize(net, group_size=synthetic.GROUP_SIZE, bits=synthetic.BITS,
+                    class_predicate=lambda _, m: hasattr(m, "to_quantized") and m.weight.shape[-1] % synthetic.GROUP_SIZE == 0)
+    return drawn, sum(value.nbytes for _, value in named_parameters(net))
+
+
+def work(item: RecordedItem) -> str:
+    """The decode work an item did, in words; empty for probes whose work this does not model."""
+    if item.probe not in DECODE_PROBES:
+        return ""
+    model, variant = str(item.info.get("model", "")), str(item.info.get("variant", ""))
+    size = model_size(model, variant)
+    tokens, arms = int(item.info.get("tokens", 0)), len(item.info.get("arms", []))
+    rounds = item.n or 0
+    if size is None:
+        return f"{model} {variant}: {arms} arms x {tokens} tokens x {rounds} rounds (weights not sized: not loadable here)"
+    built, weight_bytes = size
+    streamed = weight_bytes * tokens * arms * rounds
+    drawn = f"{built / 1e9:.2f} B random parameters drawn, " if built else ""
+    return (f"{model} {variant}: {drawn}{weight_bytes / 1e9:.2f} GB a token x "
+            f"{tokens} tokens x {arms} arms x {rounds} rounds = {streamed / 1e9:.0f} GB streamed")
+
+
+def differing(first: dict[str, Any], second: dict[str, Any]) -> str:
+    keys = sorted(k for k in first.keys() | second.keys() if first.get(k) != second.get(k))
+    return ", ".join(f"{k}: {first.get(k)!r} -> {second.get(k)!r}" for k in keys) or "none"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", nargs=2, metavar="STORE:RUN", default=list(DEFAULT_RUNS),
+                        help="the baseline run, then the run whose slower items are listed")
+    parser.add_argument("--min-seconds", type=float, default=0.5)
+    args = parser.parse_args()
+    (base_label, base), (other_label, other) = (recorded_items(spec) for spec in args.runs)
+    print(f"baseline {base_label}\nother    {other_label}")
+    slower = sorted((other[i].seconds - base[i].seconds, i) for i in base.keys() & other.keys()
+                    if other[i].seconds - base[i].seconds > args.min_seconds)
+    same = 0
+    for extra, item_id in reversed(slower):
+        a, b = base[item_id], other[item_id]
+        params = differing(a.params, b.params)
+        same += params == "none"
+        print(f"\n{item_id}: {a.seconds:.1f} s -> {b.seconds:.1f} s (+{extra:.1f} s), n {a.n} -> {b.n}")
+        print(f"  parameters that differ: {params}")
+        for label, side in (("baseline", a), ("other", b)):
+            if said := work(side):
+                print(f"  {label:8s} {said}")
+    print(f"\n{len(slower)} items slower by more than {args.min_seconds:g} s; {same} of them with the same parameters "
+          "(the same work: the difference is the machine's own)")
+
+
+if __name__ == "__main__":
+    main()
