@@ -28,7 +28,7 @@ from claimcheck.claim import Claim
 from claimcheck.numbers import number
 from claimcheck.engine.families import Member, family_level, group_members
 from claimcheck.engine.result import Adjustment, ItemResult
-from claimcheck.stats import Decision, noise_gate, samples_to_survive, two_sided_family, widen_between_runs
+from claimcheck.stats import Decision, noise_gate, samples_to_survive, spread_ratio, two_sided_family, widen_between_runs
 from claimcheck.verdict import FAILED_PREMISE, Verdict, worst
 
 STEPS = ("between-runs", "noise-gate", "family", "cascade")
@@ -65,6 +65,17 @@ def between_runs_rereading(claim: Claim, history: Sequence[float]) -> Callable[[
     if not claim.timing:
         return None
     return partial(widen_between_runs, history=tuple(history), indifference=claim.indifference)
+
+
+def between_runs_inflation(claim: Claim, history: Sequence[float]) -> Callable[[Decision, float, float, float], float] | None:
+    """How much :func:`widen` will widen a timing item's SE once its within-run SE has shrunk, for its sequential loop.
+
+    The futility stop then reads the chance of a verdict that survives the between-run component
+    (:class:`claimcheck.stats.Adaptation`); None for an item :func:`widen` leaves alone.
+    """
+    if not claim.timing:
+        return None
+    return partial(spread_ratio, history=tuple(history), indifference=claim.indifference)
 
 
 def gate_noise(result: ItemResult, groups: Groups, cv_bound: float) -> ItemResult:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from claimcheck.engine import hang_watch
-from claimcheck.engine.adjudicate import between_runs_rereading, gate_noise, widen
+from claimcheck.engine.adjudicate import between_runs_inflation, between_runs_rereading, gate_noise, widen
 from claimcheck.claim import Claim
 from claimcheck.errors import NotApplicable, ProbeError, Undecidable
 from claimcheck.probing.registry import ProbeContext, RegisteredProbe
@@ -173,7 +173,7 @@ def run_claim_item(
     try:
         with time_limit(limit), hang_watch.watch(limit, hung):
             decision = _measure_and_decide(claim, probe, sampler, alpha, options, started + seconds, tracker,
-                                           stop_alpha, between_runs_rereading(claim, history))
+                                           stop_alpha, history)
     except NotApplicable as error:
         return finish(Verdict.NOT_APPLICABLE, _one_line(error))
     except Undecidable as error:
@@ -195,21 +195,22 @@ def _timestamp(seconds: float) -> str:
 
 def _measure_and_decide(claim: Claim, probe: RegisteredProbe, sampler: Sampler, alpha: float,
                         options: RunOptions, deadline: float, tracker: ItemProgress,
-                        stop_alpha: float | None = None,
-                        between_runs: Callable[[Decision], Decision] | None = None) -> Decision | None:
+                        stop_alpha: float | None = None, history: Sequence[float] = ()) -> Decision | None:
     if probe.deterministic:
         sampler.draw(1, 0)
         return decide_check(claim.check, sampler.groups(), alpha, deterministic=True)
-    return _sequential(claim, sampler, alpha, options, deadline, tracker, stop_alpha, between_runs)
+    return _sequential(claim, sampler, alpha, options, deadline, tracker, stop_alpha, history)
 
 
 def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOptions, deadline: float,
-                tracker: ItemProgress, stop_alpha: float | None = None,
-                between_runs: Callable[[Decision], Decision] | None = None) -> Decision:
+                tracker: ItemProgress, stop_alpha: float | None = None, history: Sequence[float] = ()) -> Decision:
     """Draw in looks until the rule decides, stops for futility, the plan ends or the time budget runs out.
 
     A last look moved out (a promising-zone extension) is sized to end within the budget at the rate
     measured so far (:class:`claimcheck.stats.Adaptation`); the budget is checked before every look.
+    A timing item's looks are read as :func:`widen` will adjudicate them, with ``history``: a look
+    that decides within the run but would not survive it samples on, and the futility stop reads the
+    chance of a verdict that would.
     """
     budget = claim.budget
     scale = options.budget_scale
@@ -243,4 +244,5 @@ def _sequential(claim: Claim, sampler: Sampler, alpha: float, options: RunOption
     timing = claim.timing
     check = for_timing(replace(claim.check, alpha=alpha), timing)
     return sequential(check, draw, plan, gate=timing_gate(check) if timing else None,
-                      adapt=Adaptation(room=room, between_runs=between_runs))
+                      adapt=Adaptation(room=room, between_runs=between_runs_rereading(claim, history),
+                                       inflation=between_runs_inflation(claim, history)))

@@ -18,12 +18,13 @@ scipy.stats result:
 - :func:`quantity_gate` / :func:`noise_gate` flag a tested quantity that is spiky or drifting
   (and, for a mean of timing samples, too noisy).
 - :func:`widen_between_runs` folds an item's between-run spread (earlier runs' estimates, as
-  plain numbers) into a timing decision.
+  plain numbers) into a timing decision; :func:`spread_ratio` says how much wider it makes a later
+  look's SE, for the futility stop and the extension to read.
 - :class:`Hypothesis`: what a decision tested (edge, side, scale, statistic, assumed between-run
   spread), set by the rule; the corrections above read it, never a rule's name.
 """
 
-from ._between_run import MIN_RUNS, widen_between_runs
+from ._between_run import MIN_RUNS, spread_ratio, widen_between_runs
 from ._bound import decide_bound
 from ._decision import ConfidenceInterval, Decision, check_alpha
 from ._dispersion import decide_dispersion, spread
@@ -84,6 +85,7 @@ __all__ = [
     "sequential_pvalue",
     "sign_test_n",
     "spread",
+    "spread_ratio",
     "two_sided_family",
     "widen_between_runs",
     "zero_rate_n",

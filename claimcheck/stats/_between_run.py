@@ -89,20 +89,10 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
     estimate, low, high = to(decision.statistic), to(decision.low), to(decision.high)
     se = (high - low) / (2 * z)
     past = [to(v) for v in history if math.isfinite(v) and (v > 0 or not log)]
+    component = _component(hypothesis.assumed_spread, past, se, look_alpha, indifference, min_runs)
     shift = 0.0
-    if len(past) >= min_runs:
-        tau = float(np.std(past, ddof=1))
-        from scipy import stats  # slow to import; only a history needs it
-
-        # tau from k runs is itself uncertain: scaled by t_(k-1) / z at the look's level, as a t interval would be
-        spread = tau * float(stats.t.ppf(1 - look_alpha, len(past) - 1)) / z
-        component = BetweenRun("history", len(past), tau, se, math.hypot(se, spread))
-    elif indifference is not None and indifference > 0:
-        shift = math.log1p(indifference) if log else indifference  # a ratio's margin is relative
-        component = BetweenRun("indifference", len(past), 0.0, se, se, indifference)
-    else:
-        tau = hypothesis.assumed_spread * se
-        component = BetweenRun("assumed", len(past), tau, se, math.hypot(se, tau))
+    if component.source == "indifference":
+        shift = math.log1p(component.indifference) if log else component.indifference  # a ratio's margin is relative
     total = component.total_se
     if hypothesis.bound == "within":
         band = math.log1p(hypothesis.edge) if log else hypothesis.edge
@@ -129,7 +119,9 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
     needed = None
     if verdict is Verdict.INCONCLUSIVE:
         needed = _needed(decision, component, max(p_holds, 0.0), max(p_refuted, 0.0), z)
-        reason += f"; {needed[1]}"
+        stop = (decision.details.get("sequential") or {}).get("futility") or {}
+        if not stop.get("between_runs", 1.0) > 1:  # a futility stop on this component already named the n
+            reason += f"; {needed[1]}"
     record = {"source": component.source, "runs": component.runs, "tau": component.tau, "se": component.se,
               "total_se": total, "indifference": component.indifference, "log_scale": log,
               "verdict_within_run": decision.verdict.value}
@@ -141,6 +133,66 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
         low_out, high_out = decision.low, decision.high
     return replace(decision, verdict=verdict, reason=reason, pvalue=pvalue, hold_pvalue=hold_pvalue,
                    low=low_out, high=high_out, details={**decision.details, "between_run": record}, _interval_at=None)
+
+
+def _component(assumed: float, past: Sequence[float], se: float, look_alpha: float, indifference: float | None,
+               min_runs: int) -> BetweenRun:
+    """Which between-run rule applies (earlier runs, a declared indifference, the assumed spread) and its SE."""
+    if len(past) >= min_runs:
+        tau = float(np.std(past, ddof=1))
+        from scipy import stats  # slow to import; only a history needs it
+
+        # tau from k runs is itself uncertain: scaled by t_(k-1) / z at the look's level, as a t interval would be
+        spread = tau * float(stats.t.ppf(1 - look_alpha, len(past) - 1)) / float(special.ndtri(1 - look_alpha))
+        return BetweenRun("history", len(past), tau, se, math.hypot(se, spread))
+    if indifference is not None and indifference > 0:
+        return BetweenRun("indifference", len(past), 0.0, se, se, indifference)
+    return BetweenRun("assumed", len(past), assumed * se, se, math.hypot(se, assumed * se))
+
+
+def spread_ratio(decision: Decision, z: float, shrink: float, level: float, *, history: Sequence[float] = (),
+                 indifference: float | None = None, min_runs: int = MIN_RUNS) -> float:
+    """How much wider the between-run component makes ``decision``'s SE once its within-run SE is ``shrink`` as large.
+
+    For the sequential loop to read where an undecided look is heading as the item will be
+    adjudicated (:class:`claimcheck.stats.Adaptation`): the critical z of a later look, within the run,
+    is this many times the plain one. An assumed spread scales with the SE (a constant ratio); a
+    spread read off earlier runs does not, so the ratio grows as the within-run SE shrinks, without
+    bound. The SE is read off the look's interval, or, where that is unbounded (a sign test at an early
+    look's small level), off the distance to the likelier edge over its z (``z``). 1.0 where
+    :func:`widen_between_runs` leaves the decision alone, where a declared indifference applies (it
+    moves the edge instead of widening), or where no SE can be read. ``level``: the last look's nominal level.
+    """
+    hypothesis = decision.hypothesis
+    if hypothesis is None or hypothesis.assumed_spread is None or not math.isfinite(decision.statistic):
+        return 1.0
+    if hypothesis.ordered or not shrink > 0:
+        return 1.0
+    log = hypothesis.scale == "log" and decision.statistic > 0
+    if hypothesis.scale == "log" and not log:
+        return 1.0
+    to = math.log if log else float
+    if math.isfinite(decision.low) and math.isfinite(decision.high) and (decision.low > 0 or not log):
+        se = (to(decision.high) - to(decision.low)) / (2 * float(special.ndtri(1 - _look_alpha(decision))))
+    else:
+        estimate = to(decision.statistic)
+        if hypothesis.bound == "within":
+            band = math.log1p(hypothesis.edge) if log else hypothesis.edge
+            distance = abs(band - abs(estimate))
+        else:
+            distance = abs(estimate - to(hypothesis.edge))
+        se = distance / z if z > 0 and math.isfinite(z) else math.nan
+    if not (se > 0 and math.isfinite(se)):
+        return 1.0
+    past = [to(v) for v in history if math.isfinite(v) and (v > 0 or not log)]
+    component = _component(hypothesis.assumed_spread, past, se, level, indifference, min_runs)
+    if component.source == "indifference":
+        return 1.0
+    spread_sq = component.total_se ** 2 - se ** 2  # fixed for a history, proportional to se^2 when assumed
+    if component.source == "assumed":
+        return component.total_se / se
+    later = se * shrink
+    return math.sqrt(later ** 2 + spread_sq) / later
 
 
 def _said(component: BetweenRun, log: bool, before: Verdict, after: Verdict) -> str:

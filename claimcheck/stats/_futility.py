@@ -13,6 +13,14 @@ decides at ``n (c / z)^2``; none does when ``z <= 0`` (the estimate sits on the 
   normal-theory model of looks 8/19/30 it costs 0.009-0.014 of power (0.829 -> 0.815 at an
   83%-power effect) and cuts the samples of a claim on its edge from 29.0 to 24.1
   (``tests/simulation/adaptive_table.py``, ``threshold_lines``; 0.05 would cost 0.05).
+- **Read as adjudicated** (:attr:`Adaptation.inflation`): a timing item is decided once more after the
+  loop, with the between-run component (:func:`._between_run.widen_between_runs`), so the last look's
+  verdict survives only if its within-run z clears ``c`` times the factor that component widens the SE
+  by at that n (constant for an assumed spread; growing with n for one read off earlier runs). The
+  futility stop reads the conditional power against that critical value, with its own threshold
+  (:data:`SPREAD_FUTILITY_POWER`, lower: measured, 0.02 there cost up to 0.05 of power with 3 earlier
+  runs), and stops there also a look decisive within the run that the component would undo. Still
+  non-binding. The extension keeps the within-run reading (gated on this one it cost up to 0.03).
 - **Extension** (:data:`PROMISING_POWER` to :data:`TARGET_POWER`): at the look before the last, a
   conditional power in the promising zone moves the last look out to the n that reaches the target
   power, at most :data:`EXTENSION_FACTOR` times the planned last look and never beyond what the
@@ -30,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scipy import special, stats
 
@@ -39,6 +47,7 @@ from claimcheck.verdict import Verdict
 from ._decision import Decision
 
 FUTILITY_POWER = 0.02  # stop a look before the last whose chance of a verdict by the last look is below this
+SPREAD_FUTILITY_POWER = 0.005  # ... the same, where that chance counts the between-run component (it costs more power)
 PROMISING_POWER = 0.5  # extend only from here (Chen-DeMets-Lan: no inflation of the type I error)
 TARGET_POWER = 0.8  # ... to the n whose conditional power reaches this
 EXTENSION_FACTOR = 2.0  # the last look moves out at most this many times its planned size
@@ -53,28 +62,39 @@ class Adaptation:
     turn the two off. ``between_runs`` re-reads a look's decision as the item will be adjudicated
     (the between-run component of a timing item): a look decisive within the run that it would leave
     undecided samples on to the next look instead of stopping (None: every decisive look stops).
+    ``inflation(decision, z, shrink, level)`` says how much wider that component makes the SE once the
+    within-run SE is ``shrink`` times as large (the last look's critical z grows by as much), so the
+    futility stop reads the chance of a verdict that survives it
+    (:func:`claimcheck.stats._between_run.spread_ratio`; None: the within-run chance alone) and stops a
+    look below ``spread_futility``; the extension keeps the within-run chance.
     """
 
     futility: float = FUTILITY_POWER
+    spread_futility: float = SPREAD_FUTILITY_POWER
     promising: float = PROMISING_POWER
     target: float = TARGET_POWER
     factor: float = EXTENSION_FACTOR
     room: Callable[[], int] | None = None
     between_runs: Callable[[Decision], Decision] | None = None
+    inflation: Callable[[Decision, float, float, float], float] | None = None
+
+    def futile(self, view: Outlook) -> bool:
+        """Whether a look heading to ``view`` stops: its chance of a verdict is below the threshold that applies."""
+        return view.power < (self.spread_futility if view.between_runs > 1 else self.futility)
 
     def settled(self, decision: Decision) -> bool:
         """Whether a decisive look keeps its verdict once adjudicated (see ``between_runs``)."""
         return self.between_runs is None or self.between_runs(decision).verdict is decision.verdict
 
     def __post_init__(self) -> None:
-        if not 0 <= self.futility < self.promising <= self.target < 1:
-            raise ValueError("need 0 <= futility < promising <= target < 1; got "
-                             f"{self.futility!r}, {self.promising!r}, {self.target!r}")
+        if not 0 <= self.spread_futility <= self.futility or not self.futility < self.promising <= self.target < 1:
+            raise ValueError("need 0 <= spread_futility <= futility < promising <= target < 1; got "
+                             f"{self.spread_futility!r}, {self.futility!r}, {self.promising!r}, {self.target!r}")
         if not self.factor >= 1:
             raise ValueError(f"`factor` must be at least 1; got {self.factor!r}")
 
 
-OFF = Adaptation(futility=0.0, factor=1.0)  # the plan as drawn: no futility stop, no extension
+OFF = Adaptation(futility=0.0, spread_futility=0.0, factor=1.0)  # the plan as drawn: no futility stop, no extension
 
 
 def z_score(pvalue: float) -> float:
@@ -117,6 +137,54 @@ class Outlook:
     needed: int | None
     n: int
     final: int
+    between_runs: float = 1.0  # how much the between-run component widened the last look's critical z
+
+
+def critical_at(view: Outlook, decision: Decision, adapt: Adaptation, c: float, level: float) -> Callable[[int], float]:
+    """The critical z a last look at ``final`` must reach within the run for its verdict to survive adjudication.
+
+    ``c`` where the adaptation reads no between-run component; otherwise ``c`` times how much the
+    component widens the SE once the within-run SE has shrunk from ``view.n`` to ``final`` per group.
+    """
+    inflation = adapt.inflation
+    if inflation is None or not (math.isfinite(view.z) and view.z > 0):
+        return lambda final: c
+    return lambda final: c * max(1.0, inflation(decision, view.z, math.sqrt(view.n / max(final, view.n)), level))
+
+
+def widened(view: Outlook, decision: Decision, adapt: Adaptation, c: float, level: float) -> Outlook:
+    """``view`` read against the adjudicated critical z (:func:`critical_at`): its conditional power and the n that decides."""
+    at = critical_at(view, decision, adapt, c, level)
+    scaled = at(view.final)
+    if not scaled > c:
+        return view
+    return replace(view, power=conditional_power(view.z, view.n, view.final, scaled), between_runs=scaled / c,
+                   needed=_n_reaching(view, at))
+
+
+def _n_reaching(view: Outlook, at: Callable[[int], float], most: int = 2 ** 40) -> int | None:
+    """The least n at which the trend's z, ``z sqrt(n / view.n)``, reaches the critical ``at(n)``; None below ``most``.
+
+    A spread read off earlier runs raises the critical z as fast as the trend's z grows once the
+    within-run SE is below it, so past some distance to the edge no n reaches it.
+    """
+    if not (math.isfinite(view.z) and view.z > 0):
+        return None
+
+    def reached(n: int) -> bool:
+        return view.z * math.sqrt(n / view.n) >= at(n)
+
+    if reached(view.n):
+        return view.n
+    low, high = view.n, 2 * view.n  # not reached at low; double until reached, then bisect
+    while not reached(high):
+        if high >= most:
+            return None
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if not reached(middle) else (low, middle)
+    return high
 
 
 def outlook(pvalue: float, hold_pvalue: float, n: int, final: int, c: float) -> Outlook:
@@ -133,12 +201,16 @@ def extension_size(view: Outlook, c: float, adapt: Adaptation) -> int:
         cap = min(cap, view.n + max(0, adapt.room()))
     if cap <= view.final:
         return view.final
+
+    def power(final: int) -> float:
+        return conditional_power(view.z, view.n, final, c)
+
     low, high = view.final, cap  # conditional power grows with the final n: bisect for the target
-    if conditional_power(view.z, view.n, high, c) < adapt.target:
+    if power(high) < adapt.target:
         return high
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if conditional_power(view.z, view.n, middle, c) < adapt.target else (low, middle)
+        low, high = (middle, high) if power(middle) < adapt.target else (low, middle)
     return high
 
 
@@ -164,6 +236,16 @@ def extension_clause(view: Outlook, to: int, what: str) -> str:
 
 
 def futility_clause(view: Outlook, what: str) -> str:
-    """The reason's clause for a futility stop: where it stopped, the estimate's chance, the n that decides."""
+    """The reason's clause for a futility stop: where it stopped, the estimate's chance, the n that decides.
+
+    Where the between-run component set the chance, the n that decides counts it too (the within-run
+    n would understate it), and the adjudication does not name it again.
+    """
+    if view.between_runs > 1:
+        needed = (f"with it, about {view.needed:,} {what} would decide at this estimate" if view.needed is not None
+                  else "no n in one run would decide: the between-run spread alone is wider than the estimate's "
+                       "distance to the edge")
+        return (f"stopped for futility at n = {view.n} of {view.final} {what} planned: a verdict that survives the "
+                f"between-run spread by n = {view.final} had chance {view.power:.3f} at this estimate; {needed}")
     return (f"stopped for futility at n = {view.n} of {view.final} {what} planned: a verdict by n = {view.final} "
             f"had chance {view.power:.3f} at this estimate; {needed_clause(view.needed, what)}")

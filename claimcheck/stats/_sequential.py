@@ -83,7 +83,8 @@ from ._decision import LEVEL_FLOOR, Decision, check_alpha
 from ._dependent import decide_dependent, paired_effective
 from ._ordered_dependent import decide_ordered_dependent, is_ordered
 from ._futility import (
-    OFF, Adaptation, Outlook, critical, extension_clause, extension_size, futility_clause, needed_clause, outlook, unit,
+    OFF, Adaptation, Outlook, critical, extension_clause, extension_size, futility_clause, needed_clause, outlook,
+    unit, widened,
 )
 from ._noise import DEPENDENCE_ALPHA, EARLY_DEPENDENCE_ALPHA, is_dependence, lag1_dependence, warm_up_count
 from ._spending import SPENDINGS, Spending, spent
@@ -222,6 +223,14 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     unsettled_looks: list[int] = []  # decisive looks that sampled on: the between-run component would undo them
     earlier: tuple[int, Decision] | None = None  # the last of them, for an ungated rule
     last_groups: list[tuple[str, np.ndarray]] | None = None
+
+    def heading(decision: Decision) -> tuple[Outlook, Outlook, float]:
+        """Where a look is heading within the run and as the item will be adjudicated, and the last look's critical z."""
+        last_level = max(nominal[-1] if exact else plan.alphas[-1], _FLOOR)
+        c = critical(last_level)
+        view = outlook(decision.pvalue, decision.hold_pvalue, count, look_sizes[-1], c)
+        return view, widened(view, decision, adapt, c, last_level), c
+
     for look in range(len(look_sizes)):
         size = look_sizes[look]
         have = min((sum(map(len, parts)) for parts in collected.values()), default=0)
@@ -272,6 +281,10 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
             last = look == len(plan.sizes) - 1
             stops = problem is None and early is None and not short
             if stops and not last and not adapt.settled(decision):  # the between-run component would undo it
+                _, adjudicated, _ = heading(decision)
+                if adjudicated.between_runs > 1 and adapt.futile(adjudicated):  # no later look would keep a verdict
+                    futile, stopped = adjudicated, "futility"
+                    break
                 unsettled_looks.append(look)
                 stops = False
             if stops or last:
@@ -279,11 +292,11 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
                 break
         elif (look < len(look_sizes) - 1 and boundary != "none" and problem is None and early is None
               and not family_flags and _tested(decision)):
-            c = critical(max(nominal[-1] if exact else plan.alphas[-1], _FLOOR))
-            view = outlook(decision.pvalue, decision.hold_pvalue, count, look_sizes[-1], c)
-            if view.power < adapt.futility:
-                futile, stopped = view, "futility"
+            view, adjudicated, c = heading(decision)
+            if adapt.futile(adjudicated):
+                futile, stopped = adjudicated, "futility"
                 break
+            # the extension reads the within-run chance: gated on the adjudicated one it cost up to 0.03 of power
             if look == len(look_sizes) - 2 and adapt.promising <= view.power < adapt.target:
                 moved = extension_size(view, c, adapt)
                 if moved > look_sizes[-1]:
@@ -303,6 +316,9 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     if decision.verdict is Verdict.INCONCLUSIVE:
         last_level = plan.alpha if boundary == "none" else nominal[-1] if exact else plan.alphas[-1]
         decision = _needed(decision, count, len(collected), last_level, futile)
+    elif futile is not None:  # decisive within the run, and no later look would have kept a verdict once adjudicated
+        clause = futility_clause(futile, unit(_paired(decision), len(collected)))
+        decision = replace(decision, reason=f"{decision.reason}; {clause}")
     if extended is not None:
         what = unit(_paired(decision), len(collected))
         decision = replace(decision, reason=f"{decision.reason} {extension_clause(extended, count, what)}")
@@ -334,7 +350,8 @@ def run_sequential(draw: Draw, decide_look: DecideLook, plan: SequentialPlan, *,
     if unsettled_looks:
         record["sampled_on_between_runs_at"] = [look + 1 for look in unsettled_looks]
     if futile is not None:
-        record["futility"] = {"n": futile.n, "final": futile.final, "power": futile.power, "needed": futile.needed}
+        record["futility"] = {"n": futile.n, "final": futile.final, "power": futile.power, "needed": futile.needed,
+                              "between_runs": futile.between_runs}
     if extended is not None:
         record["extended"] = {"from": plan.sizes[-1], "to": look_sizes[-1], "power": extended.power,
                               "at": extended.n}

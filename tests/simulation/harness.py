@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from claimcheck import rules
-from claimcheck.engine.adjudicate import between_runs_rereading, gate_noise, widen
+from claimcheck.engine.adjudicate import between_runs_inflation, between_runs_rereading, gate_noise, widen
 from claimcheck.claim import Budget, Check, Claim, ProbeSpec, Scope, Source
 from claimcheck.engine.result import ItemResult
 from claimcheck.stats import Adaptation, SequentialPlan
@@ -152,8 +152,9 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
     gate = rules.timing_gate(check) if timing else None
     claim = _claim(check, timing, plan)
     between_runs = between_runs_rereading(claim, history) if history is not None else None
+    inflation = between_runs_inflation(claim, history) if history is not None else None
     adaptation = Adaptation(room=lambda: width - taken, factor=EXTENSION_FACTOR if extend else 1.0,
-                            between_runs=between_runs) if adapt else None
+                            between_runs=between_runs, inflation=inflation) if adapt else None
     decision = rules.sequential(check, draw, plan, gate=gate, adapt=adaptation)
     result = ItemResult(claim, item_id, {}, decision.verdict, decision.reason, decision)
     if history is not None:

@@ -220,3 +220,67 @@ def test_a_look_the_component_keeps_still_stops() -> None:
     assert kept.verdict is Verdict.HOLDS and kept_n == 10 and "sampled_on_between_runs_at" not in \
         kept.details["sequential"]
     assert sampled_n == 20 and sampled.details["sequential"]["sampled_on_between_runs_at"] == [1]
+
+
+# -- the futility stop reads the chance of a verdict that survives the between-run component ---------------
+def test_spread_ratio_is_constant_when_assumed_and_grows_with_a_history_as_the_se_shrinks() -> None:
+    from tests.simulation import harness as H
+
+    from claimcheck.stats import spread_ratio
+
+    check = rules.make_check("at_least", {"threshold": 100.0}, labels=("x",))
+    x = 101.5 + 2.0 * np.random.default_rng(5).standard_normal(30)
+    raw = H.run_result(check, [("x", x)], timing=True, history=None)[0].decision  # not widened
+    assumed = spread_ratio(raw, 1.0, 1.0, 0.05)
+    assert math.isclose(assumed, math.sqrt(1 + 2.0 ** 2))  # a one-sample figure assumes twice the SE
+    assert spread_ratio(raw, 1.0, 0.25, 0.05) == assumed  # an assumed spread shrinks with the SE
+    history = (99.0, 101.0, 103.0)
+    now, later = spread_ratio(raw, 1.0, 1.0, 0.05, history=history), spread_ratio(raw, 1.0, 0.25, 0.05, history=history)
+    assert 1.0 < now < later  # a spread read off earlier runs does not shrink: the ratio grows
+    assert spread_ratio(raw, 1.0, 1.0, 0.05, indifference=0.5) == 1.0  # a short history's margin moves the edge
+    assert spread_ratio(raw, 1.0, 1.0, 0.05, history=history, indifference=0.5) == now  # earlier runs win, as widened
+    # an unbounded interval (a sign test at an early look's small level): the SE is the distance over z
+    unbounded = replace(raw, low=-math.inf, high=math.inf)
+    se = abs(raw.statistic - 100.0) / 2.0
+    spread = float(np.std(history, ddof=1)) * float(__import__("scipy.stats").stats.t.ppf(0.95, 2)) / 1.6448536
+    assert math.isclose(spread_ratio(unbounded, 2.0, 0.5, 0.05, history=history),
+                        math.hypot(se * 0.5, spread) / (se * 0.5), rel_tol=1e-6)
+
+
+def _ratio_rounds(effect: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    b = 100 + rng.normal(0, 1, 30)
+    return b * np.exp(effect + 0.01 * rng.standard_normal(30)), b
+
+
+def test_an_undecided_look_stops_where_the_between_run_spread_leaves_no_later_look_a_verdict() -> None:
+    a, b = _ratio_rounds(0.004, 21)  # about 0.4% faster: undecided at 8 rounds within the run
+    narrow, narrow_n = _paired_timing_item(a, b, (1.0039, 1.004, 1.0041))
+    wide, wide_n = _paired_timing_item(a, b, (0.8, 1.0, 1.25))  # earlier runs 20% apart
+    assert narrow_n > 8, narrow.reason  # the spread of its runs is no wider than its own: it samples on
+    assert wide_n == 8 and wide.verdict is Verdict.INCONCLUSIVE, wide.reason
+    record = wide.decision.details["sequential"]
+    assert record["stopped"] == "futility" and record["futility"]["between_runs"] > 1
+    assert "a verdict that survives the between-run spread by n = 30 had chance" in wide.reason
+    assert "no n in one run would decide: the between-run spread alone is wider" in wide.reason
+    assert narrow.decision.details["sequential"].get("futility") is None
+
+
+def test_a_decisive_look_the_component_would_undo_stops_when_no_later_look_could_keep_it() -> None:
+    from tests.simulation import harness as H
+
+    a, b = _ratio_rounds(0.05, 22)  # 5% faster, 1% noise a round: every round agrees, decisive at 12 rounds
+    check = rules.make_check("ratio", {"threshold": 1.0, "bound": "at_least", "paired": True}, labels=("a", "b"))
+
+    def item(history: tuple[float, ...]) -> tuple[Any, int]:
+        return H.run_result(check, [("a", a), ("b", b)], timing=True, history=history,
+                            plan=SequentialPlan(0.05, 12, 30, 2))
+
+    kept, kept_n = item((1.049, 1.05, 1.051))
+    undone, undone_n = item((0.7, 1.0, 1.4))
+    assert kept.verdict is Verdict.HOLDS and kept_n == 12, kept.reason
+    assert undone_n == 12 and undone.raw_verdict is Verdict.HOLDS and undone.verdict is Verdict.INCONCLUSIVE
+    assert undone.decision.details["sequential"]["stopped"] == "futility"
+    assert "sampled_on_between_runs_at" not in undone.decision.details["sequential"]
+    assert "a verdict that survives the between-run spread by n = 30 had chance" in undone.reason
+    assert undone.reason.count("no n in one run would decide") == 1, undone.reason  # named once
