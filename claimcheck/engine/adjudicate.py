@@ -67,7 +67,7 @@ def between_runs_rereading(claim: Claim, history: Sequence[float]) -> Callable[[
     return partial(widen_between_runs, history=tuple(history), indifference=claim.indifference)
 
 
-def between_runs_inflation(claim: Claim, history: Sequence[float]) -> Callable[[Decision, float, float, float], float] | None:
+def between_runs_inflation(claim: Claim, history: Sequence[float]) -> Callable[[Decision, float, float], Callable[[float], float]] | None:
     """How much :func:`widen` will widen a timing item's SE once its within-run SE has shrunk, for its sequential loop.
 
     The futility stop then reads the chance of a verdict that survives the between-run component

@@ -38,7 +38,7 @@ knows nothing of the store: it takes the earlier estimates as plain numbers.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -150,27 +150,28 @@ def _component(assumed: float, past: Sequence[float], se: float, look_alpha: flo
     return BetweenRun("assumed", len(past), assumed * se, se, math.hypot(se, assumed * se))
 
 
-def spread_ratio(decision: Decision, z: float, shrink: float, level: float, *, history: Sequence[float] = (),
-                 indifference: float | None = None, min_runs: int = MIN_RUNS) -> float:
-    """How much wider the between-run component makes ``decision``'s SE once its within-run SE is ``shrink`` as large.
+def spread_ratio(decision: Decision, z: float, level: float, *, history: Sequence[float] = (),
+                 indifference: float | None = None, min_runs: int = MIN_RUNS) -> Callable[[float], float]:
+    """How much wider the between-run component makes ``decision``'s SE, by how far its within-run SE has shrunk.
 
     For the sequential loop to read where an undecided look is heading as the item will be
-    adjudicated (:class:`claimcheck.stats.Adaptation`): the critical z of a later look, within the run,
-    is this many times the plain one. An assumed spread scales with the SE (a constant ratio); a
+    adjudicated (:class:`claimcheck.stats.Adaptation`): called with ``shrink`` (a later look's
+    within-run SE over this look's), the returned function gives how many times the plain critical z a
+    later look must reach within the run. An assumed spread scales with the SE (a constant ratio); a
     spread read off earlier runs does not, so the ratio grows as the within-run SE shrinks, without
-    bound. The SE is read off the look's interval, or, where that is unbounded (a sign test at an early
-    look's small level), off the distance to the likelier edge over its z (``z``). 1.0 where
-    :func:`widen_between_runs` leaves the decision alone, where a declared indifference applies (it
-    moves the edge instead of widening), or where no SE can be read. ``level``: the last look's nominal level.
+    bound. The SE and the spread are read once: the SE off the look's interval, or, where that is
+    unbounded (a sign test at an early look's small level), off the distance to the likelier edge over
+    its z (``z``). The ratio is 1.0 where :func:`widen_between_runs` leaves the decision alone, where a
+    declared indifference applies (it moves the edge instead of widening), or where no SE can be read.
+    ``level``: the last look's nominal level.
     """
     hypothesis = decision.hypothesis
-    if hypothesis is None or hypothesis.assumed_spread is None or not math.isfinite(decision.statistic):
-        return 1.0
-    if hypothesis.ordered or not shrink > 0:
-        return 1.0
+    if (hypothesis is None or hypothesis.assumed_spread is None or hypothesis.ordered
+            or not math.isfinite(decision.statistic)):
+        return _unwidened
     log = hypothesis.scale == "log" and decision.statistic > 0
     if hypothesis.scale == "log" and not log:
-        return 1.0
+        return _unwidened
     to = math.log if log else float
     if math.isfinite(decision.low) and math.isfinite(decision.high) and (decision.low > 0 or not log):
         se = (to(decision.high) - to(decision.low)) / (2 * float(special.ndtri(1 - _look_alpha(decision))))
@@ -183,16 +184,21 @@ def spread_ratio(decision: Decision, z: float, shrink: float, level: float, *, h
             distance = abs(estimate - to(hypothesis.edge))
         se = distance / z if z > 0 and math.isfinite(z) else math.nan
     if not (se > 0 and math.isfinite(se)):
-        return 1.0
+        return _unwidened
     past = [to(v) for v in history if math.isfinite(v) and (v > 0 or not log)]
     component = _component(hypothesis.assumed_spread, past, se, level, indifference, min_runs)
     if component.source == "indifference":
-        return 1.0
-    spread_sq = component.total_se ** 2 - se ** 2  # fixed for a history, proportional to se^2 when assumed
+        return _unwidened
     if component.source == "assumed":
-        return component.total_se / se
-    later = se * shrink
-    return math.sqrt(later ** 2 + spread_sq) / later
+        ratio = component.total_se / se
+        return lambda shrink: ratio
+    spread_sq = component.total_se ** 2 - se ** 2  # read off earlier runs: fixed whatever the within-run SE
+    return lambda shrink: math.sqrt((se * shrink) ** 2 + spread_sq) / (se * shrink)
+
+
+def _unwidened(shrink: float) -> float:
+    """The ratio where the between-run component does not widen the SE."""
+    return 1.0
 
 
 def _said(component: BetweenRun, log: bool, before: Verdict, after: Verdict) -> str:

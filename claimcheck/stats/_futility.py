@@ -62,7 +62,7 @@ class Adaptation:
     turn the two off. ``between_runs`` re-reads a look's decision as the item will be adjudicated
     (the between-run component of a timing item): a look decisive within the run that it would leave
     undecided samples on to the next look instead of stopping (None: every decisive look stops).
-    ``inflation(decision, z, shrink, level)`` says how much wider that component makes the SE once the
+    ``inflation(decision, z, level)(shrink)`` says how much wider that component makes the SE once the
     within-run SE is ``shrink`` times as large (the last look's critical z grows by as much), so the
     futility stop reads the chance of a verdict that survives it
     (:func:`claimcheck.stats._between_run.spread_ratio`; None: the within-run chance alone) and stops a
@@ -76,7 +76,7 @@ class Adaptation:
     factor: float = EXTENSION_FACTOR
     room: Callable[[], int] | None = None
     between_runs: Callable[[Decision], Decision] | None = None
-    inflation: Callable[[Decision, float, float, float], float] | None = None
+    inflation: Callable[[Decision, float, float], Callable[[float], float]] | None = None
 
     def futile(self, view: Outlook) -> bool:
         """Whether a look heading to ``view`` stops: its chance of a verdict is below the threshold that applies."""
@@ -140,21 +140,20 @@ class Outlook:
     between_runs: float = 1.0  # how much the between-run component widened the last look's critical z
 
 
-def critical_at(view: Outlook, decision: Decision, adapt: Adaptation, c: float, level: float) -> Callable[[int], float]:
-    """The critical z a last look at ``final`` must reach within the run for its verdict to survive adjudication.
-
-    ``c`` where the adaptation reads no between-run component; otherwise ``c`` times how much the
-    component widens the SE once the within-run SE has shrunk from ``view.n`` to ``final`` per group.
-    """
-    inflation = adapt.inflation
-    if inflation is None or not (math.isfinite(view.z) and view.z > 0):
-        return lambda final: c
-    return lambda final: c * max(1.0, inflation(decision, view.z, math.sqrt(view.n / max(final, view.n)), level))
-
-
 def widened(view: Outlook, decision: Decision, adapt: Adaptation, c: float, level: float) -> Outlook:
-    """``view`` read against the adjudicated critical z (:func:`critical_at`): its conditional power and the n that decides."""
-    at = critical_at(view, decision, adapt, c, level)
+    """``view`` read against the critical z a last look must reach within the run for its verdict to survive adjudication.
+
+    That z is ``c`` times how much the between-run component widens the SE once the within-run SE has
+    shrunk from ``view.n`` to the last look's size (:attr:`Adaptation.inflation`, read once); the
+    conditional power and the n that decides are read against it.
+    """
+    if adapt.inflation is None or not (math.isfinite(view.z) and view.z > 0):
+        return view
+    ratio = adapt.inflation(decision, view.z, level)
+
+    def at(final: int) -> float:
+        return c * max(1.0, ratio(math.sqrt(view.n / max(final, view.n))))
+
     scaled = at(view.final)
     if not scaled > c:
         return view

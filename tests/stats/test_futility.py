@@ -231,19 +231,20 @@ def test_spread_ratio_is_constant_when_assumed_and_grows_with_a_history_as_the_s
     check = rules.make_check("at_least", {"threshold": 100.0}, labels=("x",))
     x = 101.5 + 2.0 * np.random.default_rng(5).standard_normal(30)
     raw = H.run_result(check, [("x", x)], timing=True, history=None)[0].decision  # not widened
-    assumed = spread_ratio(raw, 1.0, 1.0, 0.05)
+    assumed = spread_ratio(raw, 1.0, 0.05)(1.0)
     assert math.isclose(assumed, math.sqrt(1 + 2.0 ** 2))  # a one-sample figure assumes twice the SE
-    assert spread_ratio(raw, 1.0, 0.25, 0.05) == assumed  # an assumed spread shrinks with the SE
+    assert spread_ratio(raw, 1.0, 0.05)(0.25) == assumed  # an assumed spread shrinks with the SE
     history = (99.0, 101.0, 103.0)
-    now, later = spread_ratio(raw, 1.0, 1.0, 0.05, history=history), spread_ratio(raw, 1.0, 0.25, 0.05, history=history)
+    ratio = spread_ratio(raw, 1.0, 0.05, history=history)
+    now, later = ratio(1.0), ratio(0.25)
     assert 1.0 < now < later  # a spread read off earlier runs does not shrink: the ratio grows
-    assert spread_ratio(raw, 1.0, 1.0, 0.05, indifference=0.5) == 1.0  # a short history's margin moves the edge
-    assert spread_ratio(raw, 1.0, 1.0, 0.05, history=history, indifference=0.5) == now  # earlier runs win, as widened
+    assert spread_ratio(raw, 1.0, 0.05, indifference=0.5)(1.0) == 1.0  # a short history's margin moves the edge
+    assert spread_ratio(raw, 1.0, 0.05, history=history, indifference=0.5)(1.0) == now  # earlier runs win, as widened
     # an unbounded interval (a sign test at an early look's small level): the SE is the distance over z
     unbounded = replace(raw, low=-math.inf, high=math.inf)
     se = abs(raw.statistic - 100.0) / 2.0
     spread = float(np.std(history, ddof=1)) * float(__import__("scipy.stats").stats.t.ppf(0.95, 2)) / 1.6448536
-    assert math.isclose(spread_ratio(unbounded, 2.0, 0.5, 0.05, history=history),
+    assert math.isclose(spread_ratio(unbounded, 2.0, 0.05, history=history)(0.5),
                         math.hypot(se * 0.5, spread) / (se * 0.5), rel_tol=1e-6)
 
 
