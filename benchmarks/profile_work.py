@@ -20,14 +20,13 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import sqlite3
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _common import recorded_run
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 PROFILES = ROOT / "reports" / "profiles"
 DEFAULT_RUNS = (f"{PROFILES / 'cpu-epyc.sqlite'}:", f"{PROFILES / 'cuda-nvidia-h100-80gb-hbm3-64-128gib.sqlite'}:")
 DECODE_PROBES = {"decode_arms"}  # probes whose per-round work is arms x tokens x the model's weight bytes
@@ -46,18 +45,9 @@ class RecordedItem:
 
 def recorded_items(spec: str) -> tuple[str, dict[str, RecordedItem]]:
     """``STORE:RUN`` (an empty RUN: the store's latest run) -> (its label, items by id)."""
-    store, _, prefix = spec.rpartition(":")
-    connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    try:
-        found = connection.execute("SELECT run_id, machine_class FROM runs WHERE run_id LIKE ? ORDER BY started DESC",
-                                   (prefix + "%",)).fetchall()
-        if not found or (prefix and len(found) != 1):
-            raise SystemExit(f"{spec}: {len(found)} runs match {prefix!r}; name one")
-        run_id, machine_class = found[0]
+    with recorded_run(spec) as (connection, run_id, machine_class):
         rows = connection.execute("SELECT item_id, probe, params, info, n, duration FROM results WHERE run_id = ?",
                                   (run_id,)).fetchall()
-    finally:
-        connection.close()
     items = {item_id: RecordedItem(probe or "", json.loads(params or "{}"), json.loads(info or "{}"),
                                    None if n is None else int(n), float(duration or 0.0))
              for item_id, probe, params, info, n, duration in rows}

@@ -22,12 +22,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _common import recorded_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -50,20 +51,12 @@ def run(paths: list[str], label: str, extra: list[str]) -> float:
 
 def recorded(spec: str) -> tuple[str, dict[str, float], float]:
     """``STORE:RUN`` -> (the run's label, item seconds by pack, wall seconds from start to finish)."""
-    store, _, prefix = spec.rpartition(":")
-    connection = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    try:
-        found = connection.execute("SELECT run_id, machine_class, started, finished FROM runs WHERE run_id LIKE ?",
-                                   (prefix + "%",)).fetchall()
-        if len(found) != 1:
-            raise SystemExit(f"{spec}: {len(found)} runs match {prefix!r}; name one")
-        run_id, machine_class, started, finished = found[0]
+    with recorded_run(spec) as (connection, run_id, machine_class):
+        started, finished = connection.execute("SELECT started, finished FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         rows = connection.execute(
             "SELECT c.path, r.duration FROM results r JOIN claims c ON c.run_id = r.run_id AND c.claim_id = r.claim_id "
             "WHERE r.run_id = ?", (run_id,)).fetchall()
         wall = connection.execute("SELECT (julianday(?) - julianday(?)) * 86400", (finished, started)).fetchone()[0]
-    finally:
-        connection.close()
     packs: dict[str, float] = {}
     for path, duration in rows:
         parts = Path(path or "?").parts
