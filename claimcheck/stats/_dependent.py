@@ -78,8 +78,13 @@ class _InflatedSign:
         return self._tail(int(np.sum(self.x >= value)))
 
     def bounds(self, alpha: float) -> tuple[float, float]:
-        """One-sided ``1 - alpha`` bounds (order statistics; unbounded when n_eff is too small)."""
-        k = math.floor(self.n / 2 - special.ndtri(1 - alpha) * math.sqrt(self.n * self.f) / 2)
+        """One-sided ``1 - alpha`` bounds (order statistics; unbounded when n_eff is too small).
+
+        The test inverted, continuity correction included: a value lies below the lower bound exactly
+        when :meth:`p_greater` rejects it at ``alpha`` (a count of at most ``k - 1`` samples at or below
+        it), so a verdict and its interval never disagree.
+        """
+        k = math.floor(self.n / 2 + 0.5 - special.ndtri(1 - alpha) * math.sqrt(self.n * self.f) / 2)
         if k < 1:
             return -math.inf, math.inf
         return float(self.x[k - 1]), float(self.x[self.n - k])

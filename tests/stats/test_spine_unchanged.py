@@ -28,6 +28,14 @@ with other figures: they stopped at an earlier look, so another estimate, interv
 and in 78 another within-run verdict at that look (58 decisive ones undecided there, 19 the other way, one
 refuted -> holds), all inconclusive once adjudicated as before; 84 only another reason (the n that would
 decide now counts the between-run component, named once).
+
+Recorded a fifth time when the dependence path's sign-test bounds became the test inverted (continuity
+correction included): 5,090 cases identical; 24 verdicts moved. 15 decisive ones became inconclusive, every
+one a case whose sign test decided with unbounded bounds, which the between-run widening skipped as having
+no interval: all 54 such timing cases of the old record now carry the component (tau read off earlier runs,
+an assumed spread or an indifference margin). 9 inconclusive ones decided: 7 for the verdict the true figure
+calls for, two not (``ratio >= 1`` under clock states held in blocks, 0.7% below the edge, first run and one
+earlier run, became holds). 325 kept their verdict with other figures (a narrower interval, another look).
 """
 
 from __future__ import annotations
