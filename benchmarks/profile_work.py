@@ -147,11 +147,11 @@ def held_models(item_id: str, items: dict[str, RecordedItem], keep: int) -> list
 
 def model_load(item_id: str, mine: dict[str, RecordedItem], theirs: dict[str, RecordedItem], keep: int) -> str:
     """Where ``item_id`` loaded its model in ``mine`` but found it held in ``theirs``: the models held instead."""
-    model = mine[item_id].model
-    if model is None or model in held_models(item_id, mine, keep) or model not in held_models(item_id, theirs, keep):
+    model, held = mine[item_id].model, held_models(item_id, mine, keep)
+    if model is None or model in held or model not in held_models(item_id, theirs, keep):
         return ""
-    held = ", ".join(" ".join(m).strip() for m in held_models(item_id, mine, keep)) or "none"
-    return f"loaded {' '.join(model).strip()}, which the other run still held (held here instead: {held})"
+    instead = ", ".join(" ".join(m).strip() for m in held) or "none"
+    return f"loaded {' '.join(model).strip()}, which the other run still held (held here instead: {instead})"
 
 
 def differing(first: dict[str, Any], second: dict[str, Any]) -> str:
