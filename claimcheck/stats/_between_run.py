@@ -88,8 +88,7 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
         return decision  # a band on the log scale has no linear reading
     estimate, low, high = to(decision.statistic), to(decision.low), to(decision.high)
     se = (high - low) / (2 * z)
-    past = [to(v) for v in history if math.isfinite(v) and (v > 0 or not log)]
-    component = _component(hypothesis.assumed_spread, past, se, look_alpha, indifference, min_runs)
+    component = _component(hypothesis.assumed_spread, history, log, se, look_alpha, indifference, min_runs)
     shift = 0.0
     if component.source == "indifference":
         shift = math.log1p(component.indifference) if log else component.indifference  # a ratio's margin is relative
@@ -135,9 +134,15 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
                    low=low_out, high=high_out, details={**decision.details, "between_run": record}, _interval_at=None)
 
 
-def _component(assumed: float, past: Sequence[float], se: float, look_alpha: float, indifference: float | None,
-               min_runs: int) -> BetweenRun:
-    """Which between-run rule applies (earlier runs, a declared indifference, the assumed spread) and its SE."""
+def _component(assumed: float, history: Sequence[float], log: bool, se: float, look_alpha: float,
+               indifference: float | None, min_runs: int) -> BetweenRun:
+    """Which between-run rule applies (earlier runs, a declared indifference, the assumed spread) and its SE.
+
+    ``history`` are the earlier runs' estimates as recorded; those that cannot be read on the decision's
+    scale (not finite, or not positive on the log scale) are left out, here only, so the adjudication and
+    the futility stop count the same runs.
+    """
+    past = [math.log(v) if log else float(v) for v in history if math.isfinite(v) and (v > 0 or not log)]
     if len(past) >= min_runs:
         tau = float(np.std(past, ddof=1))
         from scipy import stats  # slow to import; only a history needs it
@@ -185,8 +190,7 @@ def spread_ratio(decision: Decision, z: float, level: float, *, history: Sequenc
         se = distance / z if z > 0 and math.isfinite(z) else math.nan
     if not (se > 0 and math.isfinite(se)):
         return _unwidened
-    past = [to(v) for v in history if math.isfinite(v) and (v > 0 or not log)]
-    component = _component(hypothesis.assumed_spread, past, se, level, indifference, min_runs)
+    component = _component(hypothesis.assumed_spread, history, log, se, level, indifference, min_runs)
     if component.source == "indifference":
         return _unwidened
     if component.source == "assumed":
