@@ -9,7 +9,12 @@ two runs of one commit, and clock states that switch in blocks longer than a sam
 :func:`widen_between_runs` folds the spread of the item's estimate over earlier complete runs on
 the machine class into the decision: the within-run standard error ``se`` (read off the
 decision's own interval) becomes ``sqrt(se^2 + tau^2)``, ``tau`` the SD of the earlier runs'
-estimates (on the log scale for ratios). That SD includes the earlier runs' own within-run noise,
+estimates (on the log scale for ratios). ``se`` is read on each side of the estimate apart
+(the distance to the interval's end over the look's z), and a p-value against an edge uses the side
+that faces it: an order-statistic interval is asymmetric, and its end is exactly where the run's
+own test stops rejecting, so at ``tau = 0`` the widened decision is the run's decision. The spread
+added (an assumed multiple of ``se``, below) scales with the interval's half-width, which is not
+directional. That SD includes the earlier runs' own within-run noise,
 so it overstates the between-run part (a conservative choice: with 3-5 runs an estimate that
 subtracts the within-run part is below the truth half the time), and it is scaled by
 ``t_(k-1) / z`` at the look's level, since ``k`` runs estimate it with ``k - 1`` degrees of
@@ -59,9 +64,14 @@ class BetweenRun:
     source: str  # "history", "indifference" or "assumed"
     runs: int
     tau: float
-    se: float
+    se: float  # the within-run SE read off the interval's half-width
     total_se: float
     indifference: float = 0.0
+    spread: float = 0.0  # the between-run SD added (tau, t-scaled where read off earlier runs)
+
+    def widened(self, within: float) -> float:
+        """A within-run SE (one side's) with the between-run spread added."""
+        return math.hypot(within, self.spread)
 
 
 def widen_between_runs(decision: Decision, history: Sequence[float], *, indifference: float | None = None,
@@ -87,20 +97,36 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
     if hypothesis.scale == "log" and not log and hypothesis.bound == "within":
         return decision  # a band on the log scale has no linear reading
     estimate, low, high = to(decision.statistic), to(decision.low), to(decision.high)
-    se = (high - low) / (2 * z)
-    component = _component(hypothesis.assumed_spread, history, log, se, look_alpha, indifference, min_runs)
+    below_se, above_se = max(estimate - low, 0.0) / z, max(high - estimate, 0.0) / z
+    component = _component(hypothesis.assumed_spread, history, log, (high - low) / (2 * z), look_alpha,
+                           indifference, min_runs)
     shift = 0.0
     if component.source == "indifference":
         shift = math.log1p(component.indifference) if log else component.indifference  # a ratio's margin is relative
-    total = component.total_se
+
+    def facing(value: float) -> float:
+        """The within-run SE on the side of the estimate that ``value`` lies on."""
+        return below_se if value <= estimate else above_se
+
+    def above(value: float) -> tuple[float, float]:
+        """The p-value against ``true <= value`` with the SE it was read with."""
+        return _above(estimate, value, component.widened(facing(value))), facing(value)
+
+    def below(value: float) -> tuple[float, float]:
+        """The p-value against ``true >= value`` with the SE it was read with."""
+        return _below(estimate, value, component.widened(facing(value))), facing(value)
+
     if hypothesis.bound == "within":
         band = math.log1p(hypothesis.edge) if log else hypothesis.edge
-        p_holds = max(_above(estimate, -(band - shift), total), _below(estimate, band - shift, total))
-        p_refuted = min(1.0, 2 * min(_above(estimate, band + shift, total), _below(estimate, -band - shift, total)))
+        holds = max(above(-(band - shift)), below(band - shift))
+        refuted = min(above(band + shift), below(-band - shift))
+        refuted = (min(1.0, 2 * refuted[0]), refuted[1])
     else:
         threshold = to(hypothesis.edge)
-        above, below = _above(estimate, threshold + shift, total), _below(estimate, threshold - shift, total)
-        p_holds, p_refuted = (above, below) if hypothesis.at_least else (below, above)
+        holds, refuted = above(threshold + shift), below(threshold - shift)
+        if not hypothesis.at_least:
+            holds, refuted = below(threshold - shift), above(threshold + shift)
+    (p_holds, holds_se), (p_refuted, refuted_se) = holds, refuted
     verdict = verdict_from(p_holds, p_refuted, look_alpha)
     verdict = decision.verdict if verdict is decision.verdict else Verdict.INCONCLUSIVE  # it only ever weakens
     scale = decision.alpha / look_alpha  # the sequential p-values are Bonferroni-scaled to the plan's alpha
@@ -111,18 +137,23 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
     if verdict is Verdict.HOLDS:
         hold_pvalue = min(hold_pvalue, decision.alpha)
     back = math.exp if log else float
-    wide_low, wide_high = back(estimate - z * total), back(estimate + z * total)
-    reason = f"{decision.reason}; {_said(component, log, decision.verdict, verdict)}"
+    wide_low = back(estimate - z * component.widened(below_se))
+    wide_high = back(estimate + z * component.widened(above_se))
+    within_se = holds_se if p_holds <= p_refuted else refuted_se  # the side facing the likelier verdict's edge
+    edge_se = component.widened(within_se)
+    sided = not math.isclose(below_se, above_se, rel_tol=1e-6)
+    reason = f"{decision.reason}; {_said(component, log, decision.verdict, verdict, within_se, edge_se, sided)}"
     if component.source != "indifference":
         reason += f": interval with it [{fmt(wide_low)}, {fmt(wide_high)}]"
     needed = None
     if verdict is Verdict.INCONCLUSIVE:
-        needed = _needed(decision, component, max(p_holds, 0.0), max(p_refuted, 0.0), z)
+        needed = _needed(decision, component, min(max(p_holds, 0.0), max(p_refuted, 0.0)), within_se, edge_se, z)
         stop = (decision.details.get("sequential") or {}).get("futility") or {}
         if not stop.get("between_runs", 1.0) > 1:  # a futility stop on this component already named the n
             reason += f"; {needed[1]}"
     record = {"source": component.source, "runs": component.runs, "tau": component.tau, "se": component.se,
-              "total_se": total, "indifference": component.indifference, "log_scale": log,
+              "total_se": component.total_se, "se_below": below_se, "se_above": above_se,
+              "indifference": component.indifference, "log_scale": log,
               "verdict_within_run": decision.verdict.value}
     if needed is not None:
         record["needed_n"] = needed[0]
@@ -149,10 +180,10 @@ def _component(assumed: float, history: Sequence[float], log: bool, se: float, l
 
         # tau from k runs is itself uncertain: scaled by t_(k-1) / z at the look's level, as a t interval would be
         spread = tau * float(stats.t.ppf(1 - look_alpha, len(past) - 1)) / float(special.ndtri(1 - look_alpha))
-        return BetweenRun("history", len(past), tau, se, math.hypot(se, spread))
+        return BetweenRun("history", len(past), tau, se, math.hypot(se, spread), spread=spread)
     if indifference is not None and indifference > 0:
         return BetweenRun("indifference", len(past), 0.0, se, se, indifference)
-    return BetweenRun("assumed", len(past), assumed * se, se, math.hypot(se, assumed * se))
+    return BetweenRun("assumed", len(past), assumed * se, se, math.hypot(se, assumed * se), spread=assumed * se)
 
 
 def spread_ratio(decision: Decision, z: float, level: float, *, history: Sequence[float] = (),
@@ -164,7 +195,8 @@ def spread_ratio(decision: Decision, z: float, level: float, *, history: Sequenc
     within-run SE over this look's), the returned function gives how many times the plain critical z a
     later look must reach within the run. An assumed spread scales with the SE (a constant ratio); a
     spread read off earlier runs does not, so the ratio grows as the within-run SE shrinks, without
-    bound. The SE and the spread are read once: the SE off the look's interval, or, where that is
+    bound. The SE and the spread are read once: the SE off the look's interval on the side facing the
+    edge (as :func:`widen_between_runs` reads it), or, where that is
     unbounded (a sign test at an early look's small level), off the distance to the likelier edge over
     its z (``z``). The ratio is 1.0 where :func:`widen_between_runs` leaves the decision alone, where a
     declared indifference applies (it moves the edge instead of widening), or where no SE can be read.
@@ -178,26 +210,31 @@ def spread_ratio(decision: Decision, z: float, level: float, *, history: Sequenc
     if hypothesis.scale == "log" and not log:
         return _unwidened
     to = math.log if log else float
-    if math.isfinite(decision.low) and math.isfinite(decision.high) and (decision.low > 0 or not log):
-        se = (to(decision.high) - to(decision.low)) / (2 * float(special.ndtri(1 - _look_alpha(decision))))
+    estimate = to(decision.statistic)
+    if hypothesis.bound == "within":
+        band = math.log1p(hypothesis.edge) if log else hypothesis.edge
+        edge = band if estimate >= 0 else -band  # the nearer end of the band
     else:
-        estimate = to(decision.statistic)
-        if hypothesis.bound == "within":
-            band = math.log1p(hypothesis.edge) if log else hypothesis.edge
-            distance = abs(band - abs(estimate))
-        else:
-            distance = abs(estimate - to(hypothesis.edge))
-        se = distance / z if z > 0 and math.isfinite(z) else math.nan
+        edge = to(hypothesis.edge)
+    if math.isfinite(decision.low) and math.isfinite(decision.high) and (decision.low > 0 or not log):
+        look_z = float(special.ndtri(1 - _look_alpha(decision)))
+        low, high = to(decision.low), to(decision.high)
+        se = (high - low) / (2 * look_z)
+        side = (estimate - low if edge <= estimate else high - estimate) / look_z  # as widen_between_runs reads it
+        within = side if side > 0 else se
+    else:
+        distance = abs(estimate - edge)
+        se = within = distance / z if z > 0 and math.isfinite(z) else math.nan
     if not (se > 0 and math.isfinite(se)):
         return _unwidened
     component = _component(hypothesis.assumed_spread, history, log, se, level, indifference, min_runs)
     if component.source == "indifference":
         return _unwidened
     if component.source == "assumed":
-        ratio = component.total_se / se
+        ratio = component.widened(within) / within  # the assumed spread shrinks with the within-run SE
         return lambda shrink: ratio
-    spread_sq = component.total_se ** 2 - se ** 2  # read off earlier runs: fixed whatever the within-run SE
-    return lambda shrink: math.sqrt((se * shrink) ** 2 + spread_sq) / (se * shrink)
+    spread = component.spread  # read off earlier runs: fixed whatever the within-run SE
+    return lambda shrink: math.hypot(within * shrink, spread) / (within * shrink)
 
 
 def _unwidened(shrink: float) -> float:
@@ -205,12 +242,14 @@ def _unwidened(shrink: float) -> float:
     return 1.0
 
 
-def _said(component: BetweenRun, log: bool, before: Verdict, after: Verdict) -> str:
-    """The reason's clause: which between-run rule applied and what it did."""
+def _said(component: BetweenRun, log: bool, before: Verdict, after: Verdict, within_se: float,
+          edge_se: float, sided: bool) -> str:
+    """The reason's clause: which between-run rule applied and what it did (``sided``: the interval is asymmetric)."""
     unit = " (log scale)" if log else ""
+    side = " on the side facing the edge" if sided else ""
     if component.source == "history":
         what = (f"between-run spread of {component.runs} earlier runs on this machine class tau = "
-                f"{fmt(component.tau)}{unit}, SE sqrt(se^2 + tau^2) = {fmt(component.total_se)}")
+                f"{fmt(component.tau)}{unit}, SE sqrt(se^2 + tau^2) = {fmt(edge_se)}{side}")
     elif component.source == "indifference":
         what = (f"fewer than {MIN_RUNS} earlier runs on this machine class ({component.runs}): the declared "
                 f"indifference margin {fmt(component.indifference)} must be cleared")
@@ -219,32 +258,33 @@ def _said(component: BetweenRun, log: bool, before: Verdict, after: Verdict) -> 
         size = "as large as the within-run SE" if times == 1.0 else f"{fmt(times)} times the within-run SE"
         what = (f"fewer than {MIN_RUNS} earlier runs on this machine class ({component.runs}) and no declared "
                 f"indifference margin: a between-run spread {size} assumed "
-                f"(SE {fmt(component.se)} -> {fmt(component.total_se)}{unit})")
+                f"(SE {fmt(within_se)} -> {fmt(edge_se)}{unit}{side})")
     if before is not after:
         what += f"; would have been {before.value} within the run alone"
     return what
 
 
-def _needed(decision: Decision, component: BetweenRun, p_holds: float, p_refuted: float,
+def _needed(decision: Decision, component: BetweenRun, p_likelier: float, within_se: float, edge_se: float,
             z: float) -> tuple[int | None, str]:
     """The n (per group; rounds when paired) at which the widened interval would decide at this estimate.
 
-    The within-run SE falls as ``1 / sqrt(n)``; an assumed spread falls with it, a spread read off
-    earlier runs does not, so past some distance to the edge no n in one run decides.
+    The within-run SE (``within_se``, the side facing the likelier verdict's edge; ``edge_se`` with the
+    spread) falls as ``1 / sqrt(n)``; an assumed spread falls with it, a spread read off earlier runs
+    does not, so past some distance to the edge no n in one run decides.
     """
     count = (decision.details.get("sequential") or {}).get("count")
     hypothesis = decision.hypothesis
     what = "rounds" if hypothesis is not None and hypothesis.paired else (
         "samples" if decision.rule in ("at_least", "at_most") else "per group")
-    distance = float(special.ndtri(1 - min(p_holds, p_refuted))) * component.total_se  # to the likelier edge
-    if not isinstance(count, int) or count < 2 or not distance > 0 or component.se <= 0:
+    distance = float(special.ndtri(1 - p_likelier)) * edge_se  # to the likelier edge
+    if not isinstance(count, int) or count < 2 or not distance > 0 or within_se <= 0:
         return None, "no n would decide with the between-run spread: the estimate sits on the edge"
-    fixed = (component.total_se ** 2 - component.se ** 2) if component.source == "history" else 0.0
+    fixed = component.spread ** 2 if component.source == "history" else 0.0
     room = (distance / z) ** 2 - fixed  # what the within-run variance may be at the n that decides
     if room <= 0:
         return None, ("no n in one run would decide: the between-run spread alone is wider than the estimate's "
                       "distance to the edge")
-    share = room / component.total_se ** 2 if component.source != "history" else room / component.se ** 2
+    share = room / edge_se ** 2 if component.source != "history" else room / within_se ** 2
     needed = max(count, math.ceil(count / share - 1e-9))
     return needed, f"with it, about {needed:,} {what} would decide at this estimate"
 

@@ -212,3 +212,48 @@ def test_a_claims_indifference_margin_survives_its_stored_record() -> None:
                   indifference=0.5)
     assert Claim.from_record(claim.to_record()).indifference == 0.5
     assert Claim.from_record({**claim.to_record(), "indifference": None}).indifference is None
+
+
+def _host_build_refutation() -> Decision:
+    """A paired ratio 'at most 0.95' refuted by its signs: estimate 1.008, interval [0.978, 1.161] (a README run)."""
+    from claimcheck.stats._hypothesis import Hypothesis
+
+    hypothesis = Hypothesis(statistic="median", bound="at_most", threshold=0.95, paired=True, scale="log",
+                            assumed_spread=1.0)
+    return Decision(rule="ratio", statistic=1.008, low=0.978, high=1.161, confidence_level=0.9, n=24,
+                    verdict=Verdict.REFUTED, reason="signs", pvalue=0.01, hold_pvalue=1.0, alpha=ALPHA, mde=None,
+                    hypothesis=hypothesis)
+
+
+def test_an_asymmetric_interval_is_read_on_the_side_facing_the_edge() -> None:
+    """The estimate sits 0.03 (log) above the interval's low end and 0.14 below its high end: the low side decides."""
+    decision = _host_build_refutation()
+    unchanged = widen_between_runs(decision, [1.008, 1.008, 1.008, 1.008])
+    assert unchanged.verdict is Verdict.REFUTED, unchanged.reason
+    record = unchanged.details["between_run"]
+    assert record["se_below"] < record["se"] < record["se_above"]
+    assert "on the side facing the edge" in unchanged.reason
+    assert widen_between_runs(decision, [0.95, 1.0, 1.05, 1.1]).verdict is Verdict.INCONCLUSIVE  # a real spread still undoes it
+    first = widen_between_runs(decision, [])  # the assumed spread is the interval's half-width, whichever side faces the edge
+    assert first.details["between_run"]["tau"] == pytest.approx(first.details["between_run"]["se"])
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_at_no_between_run_spread_a_dependent_decision_stands_as_the_run_made_it(seed: int) -> None:
+    """Earlier runs that all agree add nothing: the sign test's decision, asymmetric bounds and all, is kept."""
+    from claimcheck.stats._dependent import decide_dependent
+    from claimcheck.stats._hypothesis import Hypothesis
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(10, 30))
+    ratios = np.exp(rng.uniform(-0.12, 0.12) + 0.08 * (rng.exponential(size=n) - 1.0) * rng.choice([-1, 1]))
+    hypothesis = Hypothesis(statistic="median", bound="at_most", threshold=1.0, paired=True, scale="log",
+                            assumed_spread=1.0)
+    start = Decision(rule="ratio", statistic=float(np.median(ratios)), low=0.0, high=np.inf, confidence_level=0.9,
+                     n=n, verdict=Verdict.INCONCLUSIVE, reason="", pvalue=1.0, hold_pvalue=1.0, alpha=ALPHA, mde=None,
+                     hypothesis=hypothesis)
+    decided = decide_dependent(start, [("a", ratios), ("b", np.ones(n))], ALPHA, "per-round contrast", lags=3)
+    if decided is None or decided.verdict is Verdict.INCONCLUSIVE or not np.isfinite(decided.high - decided.low):
+        pytest.skip("undecided or unbounded: nothing to keep")
+    kept = widen_between_runs(decided, [decided.statistic] * 3)
+    assert kept.verdict is decided.verdict, (decided.low, decided.statistic, decided.high, kept.reason)

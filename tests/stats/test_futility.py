@@ -231,8 +231,12 @@ def test_spread_ratio_is_constant_when_assumed_and_grows_with_a_history_as_the_s
     check = rules.make_check("at_least", {"threshold": 100.0}, labels=("x",))
     x = 101.5 + 2.0 * np.random.default_rng(5).standard_normal(30)
     raw = H.run_result(check, [("x", x)], timing=True, history=None)[0].decision  # not widened
+    half = (raw.high - raw.low) / 2
+    symmetric = replace(raw, low=raw.statistic - half, high=raw.statistic + half)
+    assert math.isclose(spread_ratio(symmetric, 1.0, 0.05)(1.0), math.sqrt(1 + 2.0 ** 2))  # twice the SE assumed
     assumed = spread_ratio(raw, 1.0, 0.05)(1.0)
-    assert math.isclose(assumed, math.sqrt(1 + 2.0 ** 2))  # a one-sample figure assumes twice the SE
+    facing = raw.statistic - raw.low  # the median's interval is asymmetric: the side facing the edge is read
+    assert math.isclose(assumed, math.hypot(facing, 2.0 * half) / facing)
     assert spread_ratio(raw, 1.0, 0.05)(0.25) == assumed  # an assumed spread shrinks with the SE
     history = (99.0, 101.0, 103.0)
     ratio = spread_ratio(raw, 1.0, 0.05, history=history)

@@ -36,6 +36,15 @@ no interval: all 54 such timing cases of the old record now carry the component 
 an assumed spread or an indifference margin). 9 inconclusive ones decided: 7 for the verdict the true figure
 calls for, two not (``ratio >= 1`` under clock states held in blocks, 0.7% below the edge, first run and one
 earlier run, became holds). 325 kept their verdict with other figures (a narrower interval, another look).
+
+Recorded a sixth time when the between-run step began to read an asymmetric interval on the side facing
+the edge (every between-run record gained ``se_below`` and ``se_above``): setting those aside, 2,921 cases
+identical; 48 verdicts moved. 28 inconclusive ones decided for the verdict the true figure calls for and 3
+decided at the edge (unpaired ``equivalent`` on differences, true figure on the margin, clock states in
+blocks: refuted); 14 right ones became inconclusive (the side facing the edge the wider one), 2 wrong ones
+(``ratio >= 1`` 0.7% above the edge, clock states in blocks, first run and one earlier run: refuted) and
+one decided at the edge became inconclusive. 2,470 kept their verdict with other figures (p-values,
+the widened interval's ends, the reason's SE).
 """
 
 from __future__ import annotations
