@@ -9,18 +9,17 @@ two runs of one commit, and clock states that switch in blocks longer than a sam
 :func:`widen_between_runs` folds the spread of the item's estimate over earlier complete runs on
 the machine class into the decision: the within-run standard error ``se`` (read off the
 decision's own interval) becomes ``sqrt(se^2 + tau^2)``, ``tau`` the SD of the earlier runs'
-estimates (on the log scale for ratios). ``se`` is read on each side of the estimate apart
-(the distance to the interval's end over the look's z), and a p-value against an edge uses the side
-that faces it: an order-statistic interval is asymmetric, and its end is exactly where the run's
-own test stops rejecting, so at ``tau = 0`` the widened decision is the run's decision. The spread
-added (an assumed multiple of ``se``, below) scales with the interval's half-width, which is not
-directional. That SD includes the earlier runs' own within-run noise,
+estimates (on the log scale for ratios). That SD includes the earlier runs' own within-run noise,
 so it overstates the between-run part (a conservative choice: with 3-5 runs an estimate that
 subtracts the within-run part is below the truth half the time), and it is scaled by
 ``t_(k-1) / z`` at the look's level, since ``k`` runs estimate it with ``k - 1`` degrees of
 freedom (x1.78 at k = 3, x1.11 at k = 10 for alpha = 0.05). The p-values are re-read on the
 normal approximation with that SE, and a verdict only ever weakens (a decisive verdict can become
-inconclusive, never the other way).
+inconclusive, never the other way). ``se`` is read on each side of the estimate apart (the distance
+to the interval's end over the look's z), and a p-value against an edge uses the side that faces it:
+an order-statistic interval is asymmetric, and its end is exactly where the run's own test stops
+rejecting, so at ``tau = 0`` the widened decision is the run's. An assumed spread (below) scales
+with the interval's half-width, which is not directional.
 
 With fewer than :data:`MIN_RUNS` earlier runs there is no spread to read, and the rule is
 conservative by declaration: a claim's ``indifference`` margin (in the units of its threshold or
