@@ -16,11 +16,14 @@ def merge(dest: str | Path, sources: Iterable[str | Path]) -> MergeResult:
     skipped (merging the same store twice adds nothing); one with different
     content is reported in ``conflicts`` and left as it was. A run still
     ``running`` in ``dest`` takes the final status a source has for it.
-    Sources are never modified (an older schema is read from a migrated copy in memory).
+    Sources are never modified (an older schema is read from a migrated copy in memory). ``dest`` is
+    left settled (:meth:`EvidenceStore.settle`), one file in rollback-journal mode, as a merged store is
+    one that gets committed or uploaded: reading it read-only then leaves no ``-wal``/``-shm`` beside it.
     """
     result = MergeResult()
     dest_path = Path(dest)
-    with EvidenceStore(dest_path) as target:
+    target = EvidenceStore(dest_path)
+    try:
         dest_real = dest_path.resolve()
         for source in sources:
             source_path = Path(source)
@@ -37,4 +40,6 @@ def merge(dest: str | Path, sources: Iterable[str | Path]) -> MergeResult:
                     result.results_added += copied.results_added
                     result.results_skipped += copied.results_skipped
                     result.conflicts.extend(copied.conflicts)
+    finally:
+        target.settle()
     return result

@@ -105,3 +105,15 @@ def test_merging_the_destination_into_itself_is_skipped(tmp_path: Path) -> None:
     _store_with_run(dest, synth.MACHINE_A, synth.CLASS_A, 0.41)
     result = merge(dest, [dest])
     assert result.results_added == 0 and "is the destination" in result.conflicts[0]
+
+
+def test_a_merged_store_is_one_file_that_reads_without_side_files(tmp_path: Path) -> None:
+    """A merged store gets committed (a profile) or uploaded: rollback-journal mode, no -wal/-shm when read."""
+    a = tmp_path / "a.sqlite"
+    _store_with_run(a, synth.MACHINE_A, synth.CLASS_A, 0.4)
+    dest = tmp_path / "merged.sqlite"
+    merge(dest, [a])
+    assert dest.read_bytes()[18:20] == b"\x01\x01", "left in write-ahead-log mode"
+    with EvidenceStore.open_readonly(dest) as store:
+        assert store.run_ids()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("merged.sqlite-")]
