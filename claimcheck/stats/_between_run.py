@@ -64,13 +64,17 @@ class BetweenRun:
     runs: int
     tau: float
     se: float  # the within-run SE read off the interval's half-width
-    total_se: float
     indifference: float = 0.0
     spread: float = 0.0  # the between-run SD added (tau, t-scaled where read off earlier runs)
 
     def widened(self, within: float) -> float:
         """A within-run SE (one side's) with the between-run spread added."""
         return math.hypot(within, self.spread)
+
+    @property
+    def total_se(self) -> float:
+        """The half-width's SE with the spread added."""
+        return self.widened(self.se)
 
 
 def widen_between_runs(decision: Decision, history: Sequence[float], *, indifference: float | None = None,
@@ -96,7 +100,7 @@ def widen_between_runs(decision: Decision, history: Sequence[float], *, indiffer
     if hypothesis.scale == "log" and not log and hypothesis.bound == "within":
         return decision  # a band on the log scale has no linear reading
     estimate, low, high = to(decision.statistic), to(decision.low), to(decision.high)
-    below_se, above_se = max(estimate - low, 0.0) / z, max(high - estimate, 0.0) / z
+    below_se, above_se = _sides(estimate, low, high, z)
     component = _component(hypothesis.assumed_spread, history, log, (high - low) / (2 * z), look_alpha,
                            indifference, min_runs)
     shift = 0.0
@@ -179,10 +183,10 @@ def _component(assumed: float, history: Sequence[float], log: bool, se: float, l
 
         # tau from k runs is itself uncertain: scaled by t_(k-1) / z at the look's level, as a t interval would be
         spread = tau * float(stats.t.ppf(1 - look_alpha, len(past) - 1)) / float(special.ndtri(1 - look_alpha))
-        return BetweenRun("history", len(past), tau, se, math.hypot(se, spread), spread=spread)
+        return BetweenRun("history", len(past), tau, se, spread=spread)
     if indifference is not None and indifference > 0:
-        return BetweenRun("indifference", len(past), 0.0, se, se, indifference)
-    return BetweenRun("assumed", len(past), assumed * se, se, math.hypot(se, assumed * se), spread=assumed * se)
+        return BetweenRun("indifference", len(past), 0.0, se, indifference)
+    return BetweenRun("assumed", len(past), assumed * se, se, spread=assumed * se)
 
 
 def spread_ratio(decision: Decision, z: float, level: float, *, history: Sequence[float] = (),
@@ -219,7 +223,8 @@ def spread_ratio(decision: Decision, z: float, level: float, *, history: Sequenc
         look_z = float(special.ndtri(1 - _look_alpha(decision)))
         low, high = to(decision.low), to(decision.high)
         se = (high - low) / (2 * look_z)
-        side = (estimate - low if edge <= estimate else high - estimate) / look_z  # as widen_between_runs reads it
+        below, above = _sides(estimate, low, high, look_z)
+        side = below if edge <= estimate else above  # as widen_between_runs reads it
         within = side if side > 0 else se
     else:
         distance = abs(estimate - edge)
@@ -234,6 +239,11 @@ def spread_ratio(decision: Decision, z: float, level: float, *, history: Sequenc
         return lambda shrink: ratio
     spread = component.spread  # read off earlier runs: fixed whatever the within-run SE
     return lambda shrink: math.hypot(within * shrink, spread) / (within * shrink)
+
+
+def _sides(estimate: float, low: float, high: float, z: float) -> tuple[float, float]:
+    """The within-run SE below and above the estimate: each end's distance over the look's ``z`` (none past it)."""
+    return max(estimate - low, 0.0) / z, max(high - estimate, 0.0) / z
 
 
 def _unwidened(shrink: float) -> float:
