@@ -4,8 +4,12 @@ On MLX's CUDA backend the first run of each kernel compiles it, and on a machine
 the suite that is much of the run: the MoE gather item took 49.8 s on a fresh H200 and 0.6 s once its
 kernels were compiled (docs/gpu.md). Compiling is CPU work, and a GPU host has cores to spare while
 the run drives the card from one, so the plugin starts a few background processes (:class:`Warmers`)
-that call, once and for one sample, the probe of each item whose probe declares ``warm_up``, the
-run's last items first (the run begins at the front). Each compiles into a kernel folder of its own
+that call, once and for one sample, the probe of each item whose probe declares ``warm_up``. The first
+takes the run's last items first (the run begins at the front); a second runs ahead of the run over the
+items that time nothing, from the front: a model's first item there is mostly its conversion, load and
+kernel compilation, which its warm-up does while the run is on the item before (a warm-up call is far
+shorter than the items it passes). It leaves timing items to the first, since a call beside the run's
+next timing item would hold that item up (below). Each compiles into a kernel folder of its own
 and hands every finished module to the run's folder after each call
 (:func:`claimcheck.engine.kernel_cache.hand_over`), where the run's MLX finds it.
 
@@ -51,6 +55,7 @@ class WarmTask:
     params: dict[str, Any]
     profile: str | None = None
     control: bool = False
+    timing: bool = False  # the item holds the run's lock exclusively: only the process from the end warms it
 
 
 def claim_item(folder: Path, item_id: str) -> bool:
@@ -75,7 +80,11 @@ class Warmers:
     @classmethod
     def start(cls, tasks: Sequence[WarmTask], *, workers: int, root: Path, lock: Path, kernels: Path,
               probe_sources: Sequence[str] | None = None) -> Warmers:
-        """Start ``workers`` processes over ``tasks`` (in that order; each takes the next unclaimed one)."""
+        """Start ``workers`` processes over ``tasks``, given in the order the run begins them.
+
+        Even-numbered processes take them from the end, odd-numbered ones take the non-timing ones from
+        the front; each takes the next unclaimed one in its order.
+        """
         scratch = tempfile.TemporaryDirectory(prefix="claimcheck-warm-")
         base = Path(scratch.name)
         markers = base / "claimed"
@@ -89,6 +98,8 @@ class Warmers:
             command = [sys.executable, "-m", "claimcheck.warm_start", str(plan), "--root", str(root),
                        "--lock", str(lock), "--markers", str(markers), "--kernels", str(kernels),
                        "--scratch", str(private), "--parent", str(os.getpid())]
+            if index % 2:
+                command.append("--ahead")
             for source in probe_sources or ():
                 command += ["--probes", source]
             environment = {**os.environ, KERNEL_ENV: str(private / "kernels")}
@@ -186,6 +197,13 @@ def run_tasks(tasks: Iterable[WarmTask], *, root: Path, lock: Path, markers: Pat
         hand_over(private, kernels)
 
 
+def order_for(tasks_in_run_order: Sequence[WarmTask], *, ahead: bool) -> list[WarmTask]:
+    """One process's order: the non-timing tasks as the run begins them (``ahead``), else all from the end."""
+    if ahead:
+        return [task for task in tasks_in_run_order if not task.timing]
+    return list(reversed(tasks_in_run_order))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m claimcheck.warm_start", description=__doc__.splitlines()[0])
     parser.add_argument("plan", type=Path, help="JSON list of tasks (WarmTask fields)")
@@ -197,8 +215,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--probes", action="append", default=None, help="the run's probe sources")
     parser.add_argument("--parent", type=int, default=None, help="the run's process id")
     parser.add_argument("--call-limit", type=float, default=CALL_LIMIT_S, help="seconds one warm-up call may take")
+    parser.add_argument("--ahead", action="store_true",
+                        help="run ahead of the run: the non-timing tasks from the front, not all from the end")
     args = parser.parse_args(argv)
-    tasks = [WarmTask(**entry) for entry in json.loads(args.plan.read_text())]
+    tasks = order_for(tasks_in_run_order=[WarmTask(**entry) for entry in json.loads(args.plan.read_text())],
+                      ahead=args.ahead)
     run_tasks(tasks, root=args.root, lock=args.lock, markers=args.markers, kernels=args.kernels,
               scratch=args.scratch, probe_sources=args.probes, parent=args.parent, call_limit=args.call_limit)
     return 0

@@ -135,6 +135,8 @@ def terminal_summary(cs: ClaimSession, terminal: Any) -> None:
     machine = next((f.result.machine_class for f in findings.values() if f.result.machine_class), None)
     if machine:
         terminal.write_line(f"machine: {machine}")
+    if cs.run_id is not None and cs.store is not None:  # where the evidence is, so a kept log names its run
+        terminal.write_line(f"run: {cs.run_id} in {cs.store.path}")
     chained = {f.claim_id: f.verdict.value for f in claims if f.treatment.listed == "chain"}
     for claim_id, chain in sorted(cs.stale.items()):
         if claim_id in chained:

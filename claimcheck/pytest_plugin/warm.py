@@ -1,9 +1,10 @@
 """The run's warm-up processes (:mod:`claimcheck.warm_start`): started once the items are known, stopped at the end.
 
 On a CUDA backend the run points MLX at claimcheck's kernel folder and, unless ``--claims-warm-start 0``,
-starts up to two processes (a quarter of the CPU cores) over the items whose probe declares
-``warm_up``. Elsewhere none start unless the option asks for them. Under ``pytest -n`` (several
-workers already share the card) and with ``--collect-only`` nothing starts.
+starts up to two processes (a quarter of the CPU cores) over the items whose probe declares ``warm_up``:
+one from the run's end, one ahead of the run over the items that time nothing. Elsewhere none start
+unless the option asks for them. Under ``pytest -n`` (several workers already share the card) and with
+``--collect-only`` nothing starts.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ def task_of(item: Any, profile: str | None) -> WarmTask | None:
     if params is None:
         return None
     control = getattr(item, "control_for", None)
+    budget = getattr(item.claim, "budget", None)
     task = WarmTask(item_id=item.name, path=item.claim.path, claim_id=control or item.claim.id,
-                    params=params, profile=profile, control=control is not None)
+                    params=params, profile=profile, control=control is not None,
+                    timing=bool(getattr(budget, "exclusive", False)))
     try:
         json.dumps(task.params)
     except (TypeError, ValueError):
@@ -59,7 +62,7 @@ class WarmStart:
             return
         chosen = config.getoption("--claims-warm-start")
         profile = self.session.profile()
-        items: list[Any] = list(reversed(session.items))  # claim items, duck-typed as task_of reads them
+        items: list[Any] = list(session.items)  # claim items in run order, duck-typed as task_of reads them
         candidates = [(item, task) for item in items if (task := task_of(item, profile)) is not None]
         if not candidates:  # a run of plain tests, or of claims whose probes declare no warm-up: nothing imported
             return

@@ -7,6 +7,7 @@ until the test lets go.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import time
@@ -17,7 +18,7 @@ import pytest
 
 from claimcheck.engine.exclusive import hold
 from claimcheck.engine.kernel_cache import KERNEL_ENV, hand_over, kernel_dir, use_kernel_dir
-from claimcheck.warm_start import Warmers, WarmTask, claim_item
+from claimcheck.warm_start import Warmers, WarmTask, claim_item, order_for
 from claimcheck.pytest_plugin.warm import default_workers, task_of
 from tests.reliability._project import claim_yaml, start_pytest, wait_for
 
@@ -99,6 +100,25 @@ def test_only_items_whose_probe_declares_a_warm_up_are_planned() -> None:
     lighter = task_of(item(lambda params: {**params, "layers": 1}), None)
     assert lighter is not None and lighter.params == {"n": 1, "layers": 1}, "the probe's own warm-up params"
     assert task_of(item(lambda params: None), None) is None, "an item the probe leaves cold"
+    timed = SimpleNamespace(path="claims/t.yaml", id="t", budget=SimpleNamespace(exclusive=True))
+    found = task_of(item(True, claim=timed, name="t"), None)
+    assert found is not None and found.timing, "a timing item is marked, so no process runs ahead into it"
+
+
+def test_one_process_takes_the_plan_from_the_end_and_the_other_runs_ahead_over_what_times_nothing() -> None:
+    tasks = [WarmTask(name, "claims/x.yaml", "x", {}, timing=name.startswith("t")) for name in ("c1", "t1", "c2", "t2")]
+    assert [t.item_id for t in order_for(tasks, ahead=False)] == ["t2", "c2", "t1", "c1"]
+    assert [t.item_id for t in order_for(tasks, ahead=True)] == ["c1", "c2"]
+
+
+def test_a_models_first_curve_item_warms_light() -> None:
+    """The identity control warms on one seed of four tokens: the model's conversion, load and kernels, little else."""
+    from claimcheck.probing.registry import load_probe_modules, registered_probes
+
+    load_probe_modules()
+    warm = registered_probes()["identity_control"].warm_up
+    params = {"model": "gemma3-270m", "variant": "fp32", "prompts": "all", "seeds": 3, "max_tokens": 16}
+    assert callable(warm) and warm(params) == {**params, "seeds": 1, "max_tokens": 4}
 
 
 MARKING_PROBE = '''
@@ -134,7 +154,7 @@ def test_a_warm_up_process_waits_for_a_timing_item_and_skips_what_the_run_began(
     marks = tmp_path / "marks"
     monkeypatch.setenv("WARM_MARKS", str(marks))
     tasks = [WarmTask(f"marked[tag={tag}]", str(tmp_path / "claims" / "marking.yaml"), "marked", {"tag": tag})
-             for tag in (3, 2, 1)]
+             for tag in (1, 2, 3)]  # as the run begins them: the one process takes them from the end
     lock, kernels = tmp_path / ".claimcheck" / "exclusive.lock", tmp_path / "kernels"
     with hold(lock, mode="exclusive"):  # a timing item of the run
         warmers = Warmers.start(tasks, workers=1, root=tmp_path, lock=lock, kernels=kernels)
@@ -158,6 +178,28 @@ def test_a_warm_up_process_waits_for_a_timing_item_and_skips_what_the_run_began(
     assert {path.name.split("-")[0] for path in marks.iterdir()} != {str(os.getpid())}
     assert sorted(warmers.warmed) == ["marked[tag=1]", "marked[tag=3]"]
     assert not Path(warmers.scratch.name).exists(), "the shared folders are removed"
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="reads blocked locks from Linux's /proc/locks")
+def test_with_two_processes_one_begins_at_the_runs_end_and_one_at_its_front(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _project(tmp_path)
+    monkeypatch.setenv("WARM_MARKS", str(tmp_path / "marks"))
+    tasks = [WarmTask(f"marked[tag={tag}]", str(tmp_path / "claims" / "marking.yaml"), "marked", {"tag": tag})
+             for tag in (1, 2, 3)]
+    lock, kernels = tmp_path / ".claimcheck" / "exclusive.lock", tmp_path / "kernels"
+    with hold(lock, mode="exclusive"):  # both block on their first call, having claimed its item
+        warmers = Warmers.start(tasks, workers=2, root=tmp_path, lock=lock, kernels=kernels)
+        try:
+            wait_for(lambda: all(waiting_on(lock, p.pid) or p.poll() is not None for p in warmers.processes),
+                     DEADLINE_S, "both warm-up processes to wait for the lock")
+            assert all(p.poll() is None for p in warmers.processes)
+            claimed = {path.name for path in warmers.markers.iterdir()}
+        finally:
+            warmers.stop()
+    names = {"marked[tag=1]", "marked[tag=2]", "marked[tag=3]"}
+    by_marker = {hashlib.sha256(name.encode()).hexdigest(): name for name in names}
+    assert {by_marker[marker] for marker in claimed} == {"marked[tag=1]", "marked[tag=3]"}
 
 
 def test_a_run_with_warm_up_processes_decides_as_without(demo_project: pytest.Pytester) -> None:
