@@ -154,3 +154,30 @@ def test_admitting_the_longest_requests_first_keeps_results_in_order_and_takes_f
     assert [g.tokens for g in reordered] == [g.tokens for g in as_given]
     assert [len(g.tokens) for g in reordered] == lengths
     assert longest.steps < plain.steps
+
+
+def test_the_step_normalised_on_the_device_draws_as_in_numpy(model, record_property) -> None:
+    """MLX's log-softmax (the GPU path) against numpy's, on the same rows: the same tokens but on a CDF boundary."""
+    from claimcheck.probing.sampling.generate import normalise_on_device
+
+    assert normalise_on_device() is (mx.default_device().type == mx.DeviceType.gpu)
+    policies = ["temp1", "curve-router", "default", "temp0.8", "curve-id"]
+    requests = [GenerationRequest(prompt=PROMPTS[k % 4], policy=get_policy(policies[k % 5]), seed=300 + k, max_tokens=24,
+                                  shadows=(get_policy("temp1"),) if k % 3 == 0 else ())
+                for k in range(20)]
+    banned = [3, 4, 5, 50]
+    host = generate_batch(model, requests, stop_ids=(), ban_ids=banned, on_device=False)
+    device = generate_batch(model, requests, stop_ids=(), ban_ids=banned, on_device=True)
+    pairs = [(h.tokens, d.tokens) for h, d in zip(host, device)]
+    agreement = sum(x == y for h, d in pairs for x, y in zip(h, d)) / sum(max(len(h), len(d)) for h, d in pairs)
+    record_property("token_agreement", agreement)
+    assert agreement >= 0.99, f"token agreement numpy vs MLX log-softmax: {agreement:.3f}"
+    assert not {3, 4, 5, 50} & {t for g in device for t in g.tokens}, "a banned id was drawn on the device path"
+    same = [(h, d) for h, d in zip(host, device) if h.tokens == d.tokens]
+    assert same, "no sequence came out the same"
+    for h, d in same:
+        np.testing.assert_allclose(d.logprobs, h.logprobs, rtol=0, atol=1e-5)
+        assert d.shadow_tokens == h.shadow_tokens
+    greedy = [GenerationRequest(prompt=p, policy=get_policy("greedy"), max_tokens=10) for p in PROMPTS]
+    assert [g.tokens for g in generate_batch(model, greedy, stop_ids=(), logprobs=False, on_device=True)] == \
+        [g.tokens for g in generate_batch(model, greedy, stop_ids=(), logprobs=False, on_device=False)]

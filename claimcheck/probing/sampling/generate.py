@@ -14,8 +14,11 @@ reference). This loop uses mlx-lm's model, ``make_prompt_cache`` and
   slice of its root's KV cache, merged into the batch with left padding;
 - finished rows leave the batch (``BatchKVCache.filter``) and waiting requests
   join it (``BatchKVCache.extend``), so the batch stays full;
-- one model call per step; the log-softmax and the draws run in numpy, each
-  row with its own policy and its own ``u(seed, step)``.
+- one model call per step; the draws run in numpy, each row with its own
+  policy and its own ``u(seed, step)``. The log-softmax runs in numpy on the
+  CPU and on the device on a GPU (:func:`normalise_on_device`): there the host
+  is the step's bottleneck, and a full-vocabulary exp on it costs more than the
+  model's forward pass (gemma3-270m's 262 k entries a row).
 
 A row's draws therefore depend only on its seed and step; its logits can
 differ from a solo run in the last bits (padding changes summation order),
@@ -181,6 +184,16 @@ def _slice_cache(root: Root, length: int) -> list[Any]:
     return out
 
 
+def normalise_on_device() -> bool:
+    """Whether the step's log-softmax (and bans) run in MLX: on a GPU, where MLX's reductions are fast.
+
+    On the CPU MLX's ``exp`` is several times slower than numpy's, so the step's rows are normalised there.
+    """
+    import mlx.core as mx
+
+    return mx.default_device().type == mx.DeviceType.gpu
+
+
 def _draw(
     draws: Sequence[tuple[Policy, int]], rows: np.ndarray, requests: Sequence[GenerationRequest], active: list[int], steps_taken: dict[int, int]
 ) -> np.ndarray:
@@ -215,6 +228,7 @@ def generate_batch(
     logprobs: bool = True,
     longest_first: bool = False,
     finished: Callable[[int], None] | None = None,
+    on_device: bool | None = None,
 ) -> list[Generation]:
     """Generate every request, keeping up to ``batch_size`` sequences decoding at once.
 
@@ -239,6 +253,9 @@ def generate_batch(
             steps for the same tokens). Results still come back in the caller's order.
         finished: ``finished(count)`` after every step in which some request ended, with the
             number ended so far (for a progress line; it never changes a result).
+        on_device: normalise each step's logits (bans, log-softmax) in MLX rather than numpy;
+            ``None``: :func:`normalise_on_device`. The two agree to float32 rounding, so a draw on a
+            CDF boundary may differ between them, as between two backends.
 
     Returns:
         One :class:`Generation` per request.
@@ -255,6 +272,8 @@ def generate_batch(
         return results
     stop_set = {int(t) for t in stop_ids}
     ban = np.array(sorted({int(t) for t in ban_ids}), dtype=np.int64)
+    device = normalise_on_device() if on_device is None else on_device
+    banned: Any = None  # the bans as an MLX row mask, built once the vocabulary is seen
     contexts = [tuple(int(t) for t in r.prompt[:-1]) for r in requests]
     plan = _plan_roots(contexts, roots)
     built: dict[tuple[int, ...], Root] = {}
@@ -315,15 +334,25 @@ def generate_batch(
         if waiting and (not active or batch_size - len(active) >= refill_at):
             admit(batch_size - len(active))
         inputs = mx.array([[pending_input[i]] for i in active])
-        logits = model(inputs, cache=cache)[:, -1, :].astype(mx.float32)
-        logits = np.array(logits)
+        out = model(inputs, cache=cache)[:, -1, :].astype(mx.float32)
         steps += 1
-        if ban.size:
-            logits[:, ban] = -np.inf
-        if logprobs or any(not requests[i].policy.greedy or requests[i].shadows for i in active):
-            lp = log_softmax(logits)
+        # greedy rows need only the argmax; the log-softmax is most of a step's numpy work
+        normalise = logprobs or any(not requests[i].policy.greedy or requests[i].shadows for i in active)
+        lp: np.ndarray | None
+        if device:
+            if ban.size:
+                if banned is None:
+                    banned = mx.array(np.isin(np.arange(out.shape[-1]), ban))
+                out = mx.where(banned, mx.array(-np.inf, dtype=mx.float32), out)
+            if normalise:
+                out = out - mx.logsumexp(out, axis=-1, keepdims=True)
+            logits = np.array(out)
+            lp = logits if normalise else None
         else:
-            lp = None  # greedy rows need only the argmax; the log-softmax is most of a step's numpy work
+            logits = np.array(out)
+            if ban.size:
+                logits[:, ban] = -np.inf
+            lp = log_softmax(logits) if normalise else None
         chosen = _draw([(requests[i].policy, row) for row, i in enumerate(active)], logits if lp is None else lp, requests, active, steps_taken)
         shadow_draws = [(shadow, row) for row, i in enumerate(active) for shadow in requests[i].shadows]
         if shadow_draws:
