@@ -45,22 +45,42 @@ def test_a_run_that_keeps_no_evidence_names_no_run(demo_project: pytest.Pytester
     assert result.ret == pytest.ExitCode.OK and not RUN_LINE.findall(result.stdout.str())
 
 
-def published_logs() -> list[Path]:
-    return sorted(PROFILES.glob(f"*{LOG_SUFFIX}"))
+def log_problems(folder: Path) -> list[str]:
+    """What is wrong with each ``<profile>-pytest.log`` in ``folder``: no profile beside it, not one run's, not the latest."""
+    problems = []
+    for log in sorted(folder.glob(f"*{LOG_SUFFIX}")):
+        profile = folder / (log.name.removesuffix(LOG_SUFFIX) + ".sqlite")
+        if not profile.is_file():
+            problems.append(f"{log.name}: no profile `{profile.name}` beside it")
+            continue
+        named = RUN_LINE.findall(log.read_text(errors="replace"))
+        if len(named) != 1:
+            problems.append(f"{log.name}: names {len(named)} runs; a kept log is one run's, with its `run:` line")
+            continue
+        with EvidenceStore.open_readonly(profile) as opened:
+            latest = opened.latest_run()
+        if latest is None or named[0][0] != latest.run_id:
+            problems.append(f"{log.name} is the log of run {named[0][0]}; the profile's latest run is "
+                            f"{latest.run_id if latest else None}: keep that run's log or none")
+    return problems
 
 
-def test_every_kept_log_sits_beside_the_profile_it_ran_for() -> None:
-    orphans = [log.name for log in published_logs()
-               if not (PROFILES / (log.name.removesuffix(LOG_SUFFIX) + ".sqlite")).is_file()]
-    assert not orphans, f"logs with no profile `<name>.sqlite` beside them: {orphans}"
+def test_every_log_kept_beside_a_profile_is_the_log_of_its_latest_run() -> None:
+    assert not log_problems(PROFILES)
 
 
-@pytest.mark.parametrize("log", published_logs(), ids=lambda path: path.name)
-def test_a_kept_log_is_the_log_of_its_profiles_latest_run(log: Path) -> None:
-    named = RUN_LINE.findall(log.read_text(errors="replace"))
-    assert len(named) == 1, f"{log.name}: names {len(named)} runs; a kept log is one run's, with its `run:` line"
-    with EvidenceStore.open_readonly(PROFILES / (log.name.removesuffix(LOG_SUFFIX) + ".sqlite")) as profile:
-        latest = profile.latest_run()
-        assert latest is not None and named[0][0] == latest.run_id, (
-            f"{log.name} is the log of run {named[0][0]}; the profile's latest run is "
-            f"{latest.run_id if latest else None}: keep that run's log or none")
+def test_a_log_of_an_older_run_or_of_no_run_is_found(tmp_path: Path) -> None:
+    with EvidenceStore(tmp_path / "gpu.sqlite") as store:
+        older = store.begin_run(machine={}, machine_class="cuda/x")
+        store.finish_run(older)
+        latest = store.begin_run(machine={}, machine_class="cuda/x")
+        store.finish_run(latest)
+    log = tmp_path / f"gpu{LOG_SUFFIX}"
+    log.write_text(f"verdicts: 3 holds\nrun: {latest} in /root/gpu.sqlite\n")
+    assert log_problems(tmp_path) == []
+    log.write_text(f"verdicts: 3 holds\nrun: {older} in /root/gpu.sqlite\n")
+    assert [problem.split(" is ")[0] for problem in log_problems(tmp_path)] == [log.name]
+    log.write_text("verdicts: 3 holds\n")
+    assert "names 0 runs" in log_problems(tmp_path)[0]
+    (tmp_path / f"cpu{LOG_SUFFIX}").write_text("")
+    assert any("no profile" in problem for problem in log_problems(tmp_path))
