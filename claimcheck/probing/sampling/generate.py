@@ -16,9 +16,9 @@ reference). This loop uses mlx-lm's model, ``make_prompt_cache`` and
   join it (``BatchKVCache.extend``), so the batch stays full;
 - one model call per step; the draws run in numpy, each row with its own
   policy and its own ``u(seed, step)``. The log-softmax runs in numpy on the
-  CPU and on the device on a GPU (:func:`normalise_on_device`): there the host
-  is the step's bottleneck, and a full-vocabulary exp on it costs more than the
-  model's forward pass (gemma3-270m's 262 k entries a row).
+  CPU and on the device on a GPU (:func:`normalise_on_device`), where the host's
+  full-vocabulary exp each step was time the device waited (gemma3-270m has
+  262 k entries a row; docs/gpu.md measures the difference).
 
 A row's draws therefore depend only on its seed and step; its logits can
 differ from a solo run in the last bits (padding changes summation order),
