@@ -12,21 +12,15 @@ from pathlib import Path
 import pytest
 
 from claimcheck.store import EvidenceStore
+from tests.reliability._project import claim_yaml
 
 PROFILES = Path(__file__).resolve().parents[2] / "reports" / "profiles"
 RUN_LINE = re.compile(r"^run: (\S+) in (.+)$", re.MULTILINE)
 LOG_SUFFIX = "-pytest.log"
 
-CLAIM = """\
-id: mean-above
-title: a mean well above its threshold
-statement: the mean of x is at least 10
-source: {doc: d.md, section: "1", figure: "x >= 10"}
-scope: {kind: portable, backend: any}
-probe: {name: normal, params: {mean: 14, sd: 1}}
-check: {rule: at_least, output: x, threshold: 10}
-budget: {min_samples: 10, max_samples: 20, looks: 1}
-"""
+CLAIM = claim_yaml("mean-above", "normal", params={"mean": 14, "sd": 1},
+                   check={"rule": "at_least", "output": "x", "threshold": 10},
+                   budget={"min_samples": 10, "max_samples": 20, "looks": 1})
 
 
 def test_the_summary_names_the_run_and_the_store_it_was_recorded_in(demo_project: pytest.Pytester) -> None:
