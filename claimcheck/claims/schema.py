@@ -74,7 +74,8 @@ SECTIONS: dict[str, dict[str, Field]] = {
                         "the claim file, as its path relative to the claims folder"),
         "notes": Field("str", "why the threshold or margin is what it is"),
         "indifference": Field("number", "margin of indifference at the edge (threshold units; a ratio's relative): "
-                              "a timing item without 3 earlier runs must clear it to decide", minimum=0),
+                              "a timing item without 3 earlier runs must clear it to decide; it stands in for "
+                              "the between-run spread, so declare no less than that spread", minimum=0),
         "draft": Field("bool", "a drafted claim that never runs until completed"),
         "control": Field("section", "positive control: probe params under which the claim must be refuted "
                          "(run beside the claim with --claims-controls)"),

@@ -121,15 +121,16 @@ class Result:
         return self.refuted <= ALPHA + k * self.se and self.held <= ALPHA + k * self.held_se
 
 
-def _claim(check: Check, timing: bool, plan: SequentialPlan = PLAN) -> Claim:
+def _claim(check: Check, timing: bool, plan: SequentialPlan = PLAN, indifference: float | None = None) -> Claim:
     return Claim("sim", "t", "s", Source("d.md", "1", "f"), Scope(), ProbeSpec("p"), check,
                  budget=Budget(min_samples=plan.min_samples, max_samples=plan.max_samples, looks=plan.looks,
-                               exclusive=timing))
+                               exclusive=timing), indifference=indifference)
 
 
 def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
                item_id: str = "sim", history: Sequence[float] | None = (),
-               adapt: bool = True, extend: bool = True, *, plan: SequentialPlan = PLAN) -> tuple[ItemResult, int]:
+               adapt: bool = True, extend: bool = True, *, plan: SequentialPlan = PLAN,
+               indifference: float | None = None) -> tuple[ItemResult, int]:
     """One replicate as the runner runs an item: resolve the statistic, sample in looks, widen, gate.
 
     ``history``: the item's estimates in earlier complete runs, folded in as the runner folds them
@@ -138,6 +139,7 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
     looks (the common plan unless a cell states its own budget). ``adapt``: the futility stop and the
     extension as the runner takes them, the room being the samples the replicate holds beyond those
     drawn (its time budget); False runs the plan as drawn. ``extend`` False keeps the futility stop alone.
+    ``indifference``: the claim's declared margin of indifference (None: it declares none).
     """
     check = rules.for_timing(check, timing)
     taken = 0
@@ -150,7 +152,7 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
         return batch
 
     gate = rules.timing_gate(check) if timing else None
-    claim = _claim(check, timing, plan)
+    claim = _claim(check, timing, plan, indifference)
     between_runs = between_runs_rereading(claim, history) if history is not None else None
     inflation = between_runs_inflation(claim, history) if history is not None else None
     adaptation = Adaptation(room=lambda: width - taken, factor=EXTENSION_FACTOR if extend else 1.0,
@@ -166,9 +168,10 @@ def run_result(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
 
 def run_item(check: Check, groups: list[tuple[str, np.ndarray]], timing: bool,
              history: Sequence[float] | None = (), adapt: bool = True, extend: bool = True, *,
-             plan: SequentialPlan = PLAN) -> tuple[Verdict, int]:
+             plan: SequentialPlan = PLAN, indifference: float | None = None) -> tuple[Verdict, int]:
     """The verdict of :func:`run_result` and the samples per group it drew."""
-    result, taken = run_result(check, groups, timing, history=history, plan=plan, adapt=adapt, extend=extend)
+    result, taken = run_result(check, groups, timing, history=history, plan=plan, adapt=adapt, extend=extend,
+                               indifference=indifference)
     return result.verdict, taken
 
 
