@@ -11,7 +11,9 @@ nothing. Run it in a snapshot of the tree, not in a tree others are editing.
 
 ``--runs STORE:RUN ...`` measures nothing: it prints the item time by pack of runs already recorded (an
 evidence store or a committed profile, and a run id or its unique prefix), side by side, so that runs on
-two machines, or before and after a change, compare pack by pack:
+two machines, or before and after a change, compare pack by pack; then, for each run after the first,
+the items that took longer there than in the first run, each with whether the two ran the same params
+(a machine profile that asks for more work explains a slower item; the same params do not):
 
     python benchmarks/suite_by_pack.py --runs reports/profiles/cuda-nvidia-h100-80gb-hbm3-64-128gib.sqlite:20261206T101532Z \
         reports/profiles/cuda-nvidia-h100-80gb-hbm3-64-128gib.sqlite:20261206T100857Z
@@ -65,6 +67,23 @@ def recorded(spec: str) -> tuple[str, dict[str, float], float]:
     return f"{run_id} ({machine_class})", packs, float(wall or 0.0)
 
 
+def items(spec: str) -> dict[str, tuple[float, str]]:
+    """``STORE:RUN`` -> item id -> (seconds, the params it ran with, as recorded)."""
+    with recorded_run(spec) as (connection, run_id, _):
+        rows = connection.execute("SELECT item_id, duration, params FROM results WHERE run_id = ?", (run_id,)).fetchall()
+    return {item: (float(duration or 0.0), params or "") for item, duration, params in rows}
+
+
+def slower_lines(first: dict[str, tuple[float, str]], other: dict[str, tuple[float, str]], *,
+                 at_least: float = 1.0) -> list[str]:
+    """Items of ``other`` slower than in ``first`` by ``at_least`` seconds or more, most slower first."""
+    slower = [(item, first[item], timed) for item, timed in other.items()
+              if item in first and timed[0] >= first[item][0] + at_least]
+    slower.sort(key=lambda row: row[1][0] - row[2][0])
+    return [f"  {there:7.1f} s against {here:7.1f} s  {'same params' if p == q else 'params differ'}  {item}"
+            for item, (here, p), (there, q) in slower]
+
+
 def compare(specs: list[str]) -> None:
     runs = [recorded(spec) for spec in specs]
     packs = sorted({pack for _, by_pack, _ in runs for pack in by_pack})
@@ -75,6 +94,11 @@ def compare(specs: list[str]) -> None:
         print(f"{pack:14s}" + "".join(f"{by_pack.get(pack, 0.0):12.1f}" for _, by_pack, _ in runs))
     print(f"{'item time':14s}" + "".join(f"{sum(by_pack.values()):12.1f}" for _, by_pack, _ in runs))
     print(f"{'start->finish':14s}" + "".join(f"{wall:12.1f}" for _, _, wall in runs))
+    first = items(specs[0])
+    for index, spec in enumerate(specs[1:], start=1):
+        lines = slower_lines(first, items(spec))
+        print(f"items slower on [{index}] than on [0] by 1 s or more: {len(lines)}")
+        print("\n".join(lines))
 
 
 def main() -> None:
