@@ -51,31 +51,28 @@ def run(paths: list[str], label: str, extra: list[str]) -> float:
     return wall
 
 
-def recorded(spec: str) -> tuple[str, dict[str, float], float]:
-    """``STORE:RUN`` -> (the run's label, item seconds by pack, wall seconds from start to finish)."""
+Timed = dict[str, tuple[float, str]]  # item id -> (seconds, the params it ran with, as recorded)
+
+
+def recorded(spec: str) -> tuple[str, dict[str, float], float, Timed]:
+    """``STORE:RUN`` -> (the run's label, item seconds by pack, wall seconds from start to finish, its items)."""
     with recorded_run(spec) as (connection, run_id, machine_class):
         started, finished = connection.execute("SELECT started, finished FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         rows = connection.execute(
-            "SELECT c.path, r.duration FROM results r JOIN claims c ON c.run_id = r.run_id AND c.claim_id = r.claim_id "
-            "WHERE r.run_id = ?", (run_id,)).fetchall()
+            "SELECT c.path, r.item_id, r.duration, r.params FROM results r "
+            "JOIN claims c ON c.run_id = r.run_id AND c.claim_id = r.claim_id WHERE r.run_id = ?", (run_id,)).fetchall()
         wall = connection.execute("SELECT (julianday(?) - julianday(?)) * 86400", (finished, started)).fetchone()[0]
     packs: dict[str, float] = {}
-    for path, duration in rows:
+    timed: Timed = {}
+    for path, item, duration, params in rows:
         parts = Path(path or "?").parts
         pack = parts[parts.index("claims") + 1] if "claims" in parts[:-1] else Path(path or "?").parent.name
         packs[pack] = packs.get(pack, 0.0) + float(duration or 0.0)
-    return f"{run_id} ({machine_class})", packs, float(wall or 0.0)
+        timed[item] = (float(duration or 0.0), params or "")
+    return f"{run_id} ({machine_class})", packs, float(wall or 0.0), timed
 
 
-def items(spec: str) -> dict[str, tuple[float, str]]:
-    """``STORE:RUN`` -> item id -> (seconds, the params it ran with, as recorded)."""
-    with recorded_run(spec) as (connection, run_id, _):
-        rows = connection.execute("SELECT item_id, duration, params FROM results WHERE run_id = ?", (run_id,)).fetchall()
-    return {item: (float(duration or 0.0), params or "") for item, duration, params in rows}
-
-
-def slower_lines(first: dict[str, tuple[float, str]], other: dict[str, tuple[float, str]], *,
-                 at_least: float = 1.0) -> list[str]:
+def slower_lines(first: Timed, other: Timed, *, at_least: float = 1.0) -> list[str]:
     """Items of ``other`` slower than in ``first`` by ``at_least`` seconds or more, most slower first."""
     slower = [(item, first[item], timed) for item, timed in other.items()
               if item in first and timed[0] >= first[item][0] + at_least]
@@ -86,17 +83,17 @@ def slower_lines(first: dict[str, tuple[float, str]], other: dict[str, tuple[flo
 
 def compare(specs: list[str]) -> None:
     runs = [recorded(spec) for spec in specs]
-    packs = sorted({pack for _, by_pack, _ in runs for pack in by_pack})
-    for index, (label, _, _) in enumerate(runs):
+    packs = sorted({pack for _, by_pack, _, _ in runs for pack in by_pack})
+    for index, (label, _, _, _) in enumerate(runs):
         print(f"[{index}] {label}")
     print(f"{'pack':14s}" + "".join(f"{f'[{i}] s':>12s}" for i in range(len(runs))))
     for pack in packs:
-        print(f"{pack:14s}" + "".join(f"{by_pack.get(pack, 0.0):12.1f}" for _, by_pack, _ in runs))
-    print(f"{'item time':14s}" + "".join(f"{sum(by_pack.values()):12.1f}" for _, by_pack, _ in runs))
-    print(f"{'start->finish':14s}" + "".join(f"{wall:12.1f}" for _, _, wall in runs))
-    first = items(specs[0])
-    for index, spec in enumerate(specs[1:], start=1):
-        lines = slower_lines(first, items(spec))
+        print(f"{pack:14s}" + "".join(f"{by_pack.get(pack, 0.0):12.1f}" for _, by_pack, _, _ in runs))
+    print(f"{'item time':14s}" + "".join(f"{sum(by_pack.values()):12.1f}" for _, by_pack, _, _ in runs))
+    print(f"{'start->finish':14s}" + "".join(f"{wall:12.1f}" for _, _, wall, _ in runs))
+    first = runs[0][3]
+    for index, (_, _, _, timed) in enumerate(runs[1:], start=1):
+        lines = slower_lines(first, timed)
         print(f"items slower on [{index}] than on [0] by 1 s or more: {len(lines)}")
         print("\n".join(lines))
 
