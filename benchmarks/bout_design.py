@@ -1,8 +1,8 @@
 """What splitting a timing item's samples into bouts spread over the session could decide: a design study.
 
 Not a rule the suite runs. A one-sample timing ``at_least`` whose figure is the long-run median of
-the machine's times (as in ``tests/simulation``), 30 samples a run, taken either in one block or in
-``k`` bouts of ``30 / k`` separated by ``GAP`` samples of other work (far longer than a clock-state
+the machine's times, under the noise models of ``tests/simulation`` (its indifference table's five), 30
+samples a run, taken either in one block or in ``k`` bouts of ``30 / k`` separated by ``GAP`` samples of other work (far longer than a clock-state
 block or the AR(1) memory, so the bouts see independent states; a per-run load stays shared). Three
 decisions on a first run, one look, alpha 0.05 one-sided per verdict:
 
@@ -23,62 +23,33 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+import sys
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
-ALPHA = 0.05
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.simulation import dependence_models as D  # noqa: E402
+from tests.simulation import harness as H  # noqa: E402
+from tests.simulation.indifference_table import NOISES  # noqa: E402  (the same five models as that table)
+
+ALPHA = H.ALPHA
 N = 30
 GAP = 200
-SE = math.sqrt(math.pi / 2) * 2.0 / math.sqrt(N)  # SE of a 30-sample median of N(100, 2)
-
-Noise = Callable[[np.random.Generator, int, int], np.ndarray]  # (rng, reps, length) -> (reps, length) over session time
+SE = D.SE_MEDIAN  # SE of a 30-sample median of N(100, 2): the power goal's unit
 
 
-def normal(rng: np.random.Generator, reps: int, length: int) -> np.ndarray:
-    return 100.0 + 2.0 * rng.standard_normal((reps, length))
+def samples(noise: H.Noise, rng: np.random.Generator, reps: int, bouts: int) -> np.ndarray:
+    """(reps, bouts, N / bouts): the bouts' samples, each bout GAP samples of session time after the last.
 
-
-def spiky(rng: np.random.Generator, reps: int, length: int) -> np.ndarray:
-    base = normal(rng, reps, length)
-    return np.where(rng.random((reps, length)) < 0.05, 1.3 * base, base)
-
-
-def ar1(rng: np.random.Generator, reps: int, length: int, rho: float = 0.5) -> np.ndarray:
-    z = rng.standard_normal((reps, length))
-    e = np.empty_like(z)
-    e[:, 0] = z[:, 0]
-    for t in range(1, length):
-        e[:, t] = rho * e[:, t - 1] + math.sqrt(1 - rho**2) * z[:, t]
-    return 100.0 + 2.0 * e
-
-
-def regime(rng: np.random.Generator, reps: int, length: int, block: int = 10, share: float = 0.3) -> np.ndarray:
-    base = normal(rng, reps, length)
-    phase = rng.integers(0, block, reps)
-    blocks = (np.arange(length)[None, :] + phase[:, None]) // block
-    slow = rng.random((reps, length // block + 2)) < share
-    return base * np.where(np.take_along_axis(slow, blocks, axis=1), 1.25, 1.0)
-
-
-def load(rng: np.random.Generator, reps: int, length: int) -> np.ndarray:
-    return normal(rng, reps, length) + SE * rng.standard_normal((reps, 1))
-
-
-NOISES: dict[str, Noise] = {"normal": normal, "spiky 5% x1.3": spiky, "AR(1) 0.5": ar1, "regime blocks": regime,
-                            "load 1 SE": load}
-
-
-def long_run_median(noise: Noise) -> float:
-    """The figure a claim states: the median of the machine's times over many sessions."""
-    return float(np.median(noise(np.random.default_rng(99), 4000, 100)))
-
-
-def samples(noise: Noise, rng: np.random.Generator, reps: int, bouts: int) -> np.ndarray:
-    """(reps, bouts, N / bouts): the bouts' samples, each bout GAP samples of session time after the last."""
+    The models draw one series over the session (:func:`tests.simulation.harness.wide`): an AR(1) series
+    goes on, clock blocks keep switching and a run's load stays.
+    """
     per = N // bouts
-    series = noise(rng, reps, bouts * (per + GAP))
+    with H.wide(bouts * (per + GAP)):
+        series = noise.draw(rng, reps)
     starts = np.arange(bouts) * (per + GAP)
     index = starts[:, None] + np.arange(per)[None, :]
     return series[:, index]
@@ -107,8 +78,8 @@ def decide(design: str, data: np.ndarray, threshold: float) -> np.ndarray:
     return sign_verdicts(medians, threshold) if design.startswith("bout sign") else t_verdicts(medians, threshold)
 
 
-def row(noise: Noise, design: str, bouts: int, reps: int, seed: int) -> tuple[float, float, float]:
-    truth = long_run_median(noise)
+def row(noise: H.Noise, design: str, bouts: int, reps: int, seed: int) -> tuple[float, float, float]:
+    truth = H.population(noise, np.median)  # the figure a claim states: the long-run median
     rng = np.random.default_rng(seed)
     verdicts = decide(design, samples(noise, rng, reps, bouts), truth)
     effect = decide(design, samples(noise, rng, reps, bouts), truth - 3.5 * SE)
@@ -124,11 +95,11 @@ def main() -> None:
     args = parser.parse_args()
     bound = ALPHA + 2 * math.sqrt(ALPHA * (1 - ALPHA) / args.reps)
     print(f"{'noise':<16}{'design':<18}{'false refuted':>15}{'false held':>12}{'power 3.5 SE':>14}")
-    for i, (name, noise) in enumerate(NOISES.items()):
+    for i, noise in enumerate(NOISES):
         for j, (design, bouts) in enumerate(DESIGNS):
             refuted, held, power = row(noise, design, bouts, args.reps, seed=7000 + 10 * i + j)
             marks = ["!" if value > bound else " " for value in (refuted, held)]
-            print(f"{name:<16}{design:<18}{refuted:>14.3f}{marks[0]}{held:>11.3f}{marks[1]}{power:>14.3f}")
+            print(f"{noise.name:<16}{design:<18}{refuted:>14.3f}{marks[0]}{held:>11.3f}{marks[1]}{power:>14.3f}")
 
 
 if __name__ == "__main__":
