@@ -65,8 +65,8 @@ def rows(reps: int, noises: Sequence[H.Noise] = NOISES, margins: Sequence[float 
     for i, noise in enumerate(noises):
         median = H.population(noise, np.median)
         for j, margin_se in enumerate(margins):
-            d = 0.0 if margin_se is None else margin_se * D.SE_MEDIAN
-            margin = None if margin_se is None else d
+            margin = None if margin_se is None else margin_se * D.SE_MEDIAN
+            d = margin or 0.0
             seed = SEED + 100 * i + 10 * j
             out.append(Row(noise.name, margin_se,
                            rate(noise, median - d, Verdict.REFUTED, margin, reps, seed),
